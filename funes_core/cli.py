@@ -1,0 +1,66 @@
+"""The ``funes`` command line, built by a factory so tests (and plugins) get a fresh app.
+
+Each group of verbs lives in its own module under :mod:`funes_core.commands` and is mounted
+here. Heavy libraries (lancedb, fastembed, mcp) are imported inside the commands that need
+them, so ``funes --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from funes_core import __version__
+from funes_core.commands import index_cmd
+
+__all__ = ["main", "make_app"]
+
+HELP = """\
+funes: a verbatim, local-first memory of your coding agents' past sessions.
+
+Agents' transcripts are converted into one open turns format, chunked, embedded with a pinned
+local model and stored in an embedded LanceDB under $FUNES_HOME (default ~/.funes). Nothing is
+summarised and nothing leaves this machine.
+
+Start with `funes index examples/` (or `funes integrations install claude`), then
+`funes recall "what did we decide about the parser"`.
+"""
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"funes {__version__}")
+        raise typer.Exit()
+
+
+def make_app() -> typer.Typer:
+    """Build the ``funes`` app with every core verb mounted."""
+    app = typer.Typer(
+        name="funes",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback()
+    def _root(
+        version: Annotated[
+            bool,
+            typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+        ] = False,
+    ) -> None:
+        """funes: verbatim memory for coding agents."""
+
+    index_cmd.register(app)
+    return app
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app = make_app()
+    sys.exit(app(standalone_mode=True))

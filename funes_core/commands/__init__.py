@@ -1,0 +1,1 @@
+"""CLI verbs, one module per group, each exposing ``register(app)``."""

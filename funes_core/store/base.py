@@ -1,0 +1,226 @@
+"""The Store protocol: what the rest of funes needs from a place that keeps chunks.
+
+Two implementations pass one shared suite (``funes_contracts.StoreContract``): the LanceDB
+store (the default, embedded, on disk) and an in-memory reference store (tests, and the simplest
+conforming backend for anyone writing a new one).
+
+Rows are append-only: a row's text and provenance are never changed. The one thing a row may
+gain after it is written is its embedding, because text is stored (and searchable by BM25)
+before the slow CPU embedding catches up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, timedelta
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "Filters",
+    "Hit",
+    "ModelMismatchError",
+    "ModelStamp",
+    "Row",
+    "Store",
+    "StoreStats",
+    "Vector",
+]
+
+#: An embedding: float32, L2-normalised, of the stamped dimension.
+Vector = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One stored chunk with its full provenance. ``vector`` is ``None`` while its embedding is owed."""
+
+    id: str
+    text: str
+    session_id: str
+    turn_uuid: str
+    seq: int
+    ts: str
+    role: str
+    harness: str
+    block_type: str
+    block_idx: int
+    split_idx: int
+    workdir: str = ""
+    repo: str = ""
+    parent_uuid: str | None = None
+    tool_name: str | None = None
+    source_path: str = ""
+    taint: str = "internal"
+    vector: Vector | None = field(default=None, compare=False, repr=False)
+
+    def with_vector(self, vector: Vector | None) -> Row:
+        return replace(self, vector=vector)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Pre-filters applied *before* ranking, so a filtered-out row never takes a top-k slot.
+
+    ``since``/``until`` are inclusive calendar days (UTC) compared with each row's ``ts``.
+    ``harness`` ``claude`` also matches rows stored by older versions as ``claude_code``.
+    """
+
+    harness: str | None = None
+    role: str | None = None
+    block_type: str | None = None
+    repo: str | None = None
+    since: date | None = None
+    until: date | None = None
+    session_id: str | None = None
+
+    @property
+    def ts_lower(self) -> str | None:
+        """Smallest ``ts`` string that passes ``since`` (ts strings sort chronologically)."""
+        return self.since.isoformat() if self.since else None
+
+    @property
+    def ts_upper(self) -> str | None:
+        """``ts`` strings strictly below this pass ``until`` (the day after, exclusive)."""
+        return (self.until + timedelta(days=1)).isoformat() if self.until else None
+
+    def harness_values(self) -> tuple[str, ...]:
+        if self.harness is None:
+            return ()
+        return ("claude", "claude_code") if self.harness in ("claude", "claude_code") else (self.harness,)
+
+    def matches(self, row: Row) -> bool:
+        """The reference semantics every store must reproduce."""
+        if self.harness is not None and row.harness not in self.harness_values():
+            return False
+        if self.role is not None and row.role != self.role:
+            return False
+        if self.block_type is not None and row.block_type != self.block_type:
+            return False
+        if self.repo is not None and self.repo not in row.repo.split():
+            return False
+        if self.session_id is not None and row.session_id != self.session_id:
+            return False
+        lower, upper = self.ts_lower, self.ts_upper
+        if lower is not None and row.ts < lower:
+            return False
+        return not (upper is not None and row.ts >= upper)
+
+    @property
+    def empty(self) -> bool:
+        return all(
+            v is None
+            for v in (
+                self.harness,
+                self.role,
+                self.block_type,
+                self.repo,
+                self.since,
+                self.until,
+                self.session_id,
+            )
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A row found by one search leg; ``score`` is leg-specific (higher is better)."""
+
+    row: Row
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStamp:
+    """Which embedding model built a memory. Mixing vectors of two models would rank garbage."""
+
+    model: str
+    dim: int
+
+
+class ModelMismatchError(RuntimeError):
+    """The memory was built with another embedding model than this funes uses."""
+
+    def __init__(self, label: str, stored: ModelStamp, ours: ModelStamp) -> None:
+        self.stored = stored
+        self.ours = ours
+        super().__init__(
+            f"memory {label} was built with {stored.model} ({stored.dim}-d); this funes embeds with "
+            f"{ours.model} ({ours.dim}-d). Rebuild it with: funes index --rebuild"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """Counts for ``funes status``."""
+
+    chunks: int
+    sessions: int
+    owed: int
+    harnesses: Mapping[str, int]
+    disk_bytes: int
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What funes needs from a chunk store. Readers never lock; one writer at a time (see index)."""
+
+    #: How the memory is named in output hints (``--memory <label>``).
+    label: str
+
+    def model_stamp(self) -> ModelStamp | None:
+        """The stamp of the model that built this memory, or ``None`` for an empty, unstamped one."""
+        ...
+
+    def stamp_model(self, stamp: ModelStamp) -> None:
+        """Record the model; raises :class:`ModelMismatchError` if another one is recorded."""
+        ...
+
+    def add(self, rows: Sequence[Row]) -> int:
+        """Append rows whose id is not stored yet (dedup by id, atomic); return how many were new."""
+        ...
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        """Which of ``ids`` are stored already."""
+        ...
+
+    def owed(self, limit: int) -> list[Row]:
+        """Up to ``limit`` rows still without a vector, oldest ``ts`` first (then id)."""
+        ...
+
+    def set_vectors(self, vectors: Mapping[str, Vector]) -> None:
+        """Give owed rows their embedding. Rows that already have one keep it."""
+        ...
+
+    def vector_search(self, vector: Vector, k: int, filters: Filters | None = None) -> list[Hit]:
+        """Nearest rows by cosine similarity (score), pre-filtered; rows without vectors never match."""
+        ...
+
+    def text_search(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
+        """BM25 full-text search (score = BM25), pre-filtered; finds rows whose embedding is still owed."""
+        ...
+
+    def session_rows(
+        self, session_id: str, seq_from: int | None = None, seq_to: int | None = None
+    ) -> list[Row]:
+        """A session's rows with ``seq_from <= seq <= seq_to``, ordered by (seq, block_idx, split_idx)."""
+        ...
+
+    def scan(self, filters: Filters | None = None) -> list[Row]:
+        """Every row passing ``filters`` (vectors not loaded), in no particular order."""
+        ...
+
+    def count(self, filters: Filters | None = None) -> int:
+        """Number of rows passing ``filters``."""
+        ...
+
+    def stats(self) -> StoreStats:
+        """Counts for ``funes status``."""
+        ...
+
+    def optimize(self) -> None:
+        """Compact and refresh indexes after bulk writes (a no-op where meaningless)."""
+        ...

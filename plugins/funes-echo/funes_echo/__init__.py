@@ -1,0 +1,1 @@
+"""funes-echo: the reference integration."""

@@ -1,0 +1,1 @@
+"""Hook implementations of funes-echo (filled in by the plugin-host work)."""
