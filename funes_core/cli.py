@@ -13,7 +13,16 @@ from typing import Annotated
 import typer
 
 from funes_core import __version__
-from funes_core.commands import index_cmd
+from funes_core.commands import (
+    index_cmd,
+    integrations_cmd,
+    mcp_cmd,
+    notes_cmd,
+    plugins_cmd,
+    read_cmd,
+    status_cmd,
+)
+from funes_core.plugins import FunesPluginManager, load_plugins
 
 __all__ = ["main", "make_app"]
 
@@ -35,8 +44,13 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def make_app() -> typer.Typer:
-    """Build the ``funes`` app with every core verb mounted."""
+def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
+    """Build the ``funes`` app: every core verb, then whatever the plugins in ``pm`` add.
+
+    ``pm`` is the plugin manager (``None``: an empty one, no plugins). Plugins' commands are
+    mounted last through ``funes_register_commands`` and may not shadow a core verb.
+    """
+    pm = pm if pm is not None else FunesPluginManager()
     app = typer.Typer(
         name="funes",
         help=HELP,
@@ -57,10 +71,18 @@ def make_app() -> typer.Typer:
         """funes: verbatim memory for coding agents."""
 
     index_cmd.register(app)
+    status_cmd.register(app)
+    read_cmd.register(app)
+    notes_cmd.register(app)
+    mcp_cmd.register(app)
+    plugins_cmd.register(app, pm)
+    integrations_cmd.register(app, pm)
+
+    pm.register_commands(app)
     return app
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app = make_app()
+    """Console-script entry point: load the installed plugins, build the app, run it."""
+    app = make_app(load_plugins())
     sys.exit(app(standalone_mode=True))

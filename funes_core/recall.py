@@ -147,15 +147,20 @@ def freshness(ts: str, half_life: float, now: datetime) -> float:
 def fuse(legs: Sequence[tuple[float, Sequence[Hit]]]) -> list[tuple[Row, float]]:
     """Weighted reciprocal-rank fusion, normalised so a row ranked first by every leg scores 1.0.
 
-    Rows are keyed by chunk id. Ties keep the order in which rows were first seen (vector leg
-    first), so the result is deterministic.
+    Rows are keyed by chunk id; within a leg, equal scores share a rank. Ties keep the order in
+    which rows were first seen (vector leg first), so the result is deterministic.
     """
     total_weight = sum(w for w, _ in legs) or 1.0
     best = total_weight / RRF_K
     scores: dict[str, float] = {}
     rows: dict[str, Row] = {}
     for weight, hits in legs:
-        for rank, hit in enumerate(hits):
+        rank, previous = 0, None
+        for position, hit in enumerate(hits):
+            # Rows a leg scores equally share its best rank: equally relevant passages must tie,
+            # so that only freshness (when asked for) decides between them.
+            if previous is None or hit.score != previous:
+                rank, previous = position, hit.score
             rows.setdefault(hit.row.id, hit.row)
             scores[hit.row.id] = scores.get(hit.row.id, 0.0) + weight / (RRF_K + rank)
     order = sorted(scores, key=lambda rid: -scores[rid])

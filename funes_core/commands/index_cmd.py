@@ -1,23 +1,48 @@
-"""``funes index``: validate turns files and store them in the memory."""
+"""``funes index``: validate turns files and store them in the memory.
+
+The engine lives in :mod:`funes_core.index`; this module parses flags, picks the lock policy
+(wait briefly for a person, fail fast for a hook), draws the progress bar when a person is
+watching, and prints the one-line summary. Everything heavy is imported inside the command so
+``funes --help`` stays instant.
+"""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from funes_core.sources import CheckReport, PreparedFile, format_counts
 from funes_core.turns import TurnsFormatError
 
+if TYPE_CHECKING:
+    from funes_core.index import IndexReport
+
 __all__ = ["register"]
 
 INDEX_HELP = """\
 Validate turns files and store them in the memory.
 
-PATH is a .funes.jsonl file or a folder searched recursively. With --check nothing is written:
-each file is validated whole and chunked, and a report says what indexing would store.
+PATH is a .funes.jsonl file (re-read every run; already stored turns are skipped) or a folder
+searched recursively (unchanged files are skipped). Without PATH, the spools under
+$FUNES_HOME/spool/<id>/ are drained, newest first: a spool file is deleted once all of it is
+stored. Text is stored first and is searchable at once; tool calls and results follow, and
+embeddings are computed last (rows still owed an embedding are found by keyword search and get
+it in this run or a later one).
+
+--budget stops cleanly after the batch that crosses the time limit and says what is left.
+--rebuild moves the current memory aside to $FUNES_HOME/memory.old-<time> (nothing is deleted)
+and indexes PATH, or the spools, into a fresh one; use it after changing the embedding model.
+To rebuild from an agent's whole history, re-run `funes integrations install <agent>`.
+
+With --check nothing is written: each file is validated whole and chunked, and a report says
+what indexing would store.
 """
+
+#: How long an interactive ``funes index`` waits for another writer before giving up.
+INTERACTIVE_LOCK_WAIT = 15.0
 
 
 def _check(path: Path) -> int:
@@ -44,6 +69,116 @@ def _check(path: Path) -> int:
     return 1 if report.rejected else 0
 
 
+class RichProgress:
+    """A transient progress display on stderr: files × tiers stored, then embeddings per second."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True)
+        self._progress = Progress(
+            TextColumn("{task.description:<10}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self._write_task: Any = None
+        self._embed_task: Any = None
+        self._turns = 0
+        self._chunks = 0
+        self._embedded = 0
+        self._started = False
+
+    def _start(self) -> None:
+        if not self._started:
+            self._progress.start()
+            self._started = True
+
+    def writing(self, total_steps: int) -> None:
+        if total_steps == 0:
+            return
+        self._start()
+        self._write_task = self._progress.add_task("storing", total=total_steps, info="")
+
+    def wrote(self, *, steps: int, turns: int, chunks: int) -> None:
+        if self._write_task is None:
+            return
+        self._turns += turns
+        self._chunks += chunks
+        self._progress.update(
+            self._write_task, advance=steps, info=f"file×tier · {self._turns} turns, {self._chunks} chunks"
+        )
+
+    def embedding(self, total: int) -> None:
+        self._start()
+        self._embed_task = self._progress.add_task("embedding", total=total, info="")
+
+    def embedded(self, n: int) -> None:
+        if self._embed_task is None:
+            return
+        self._embedded += n
+        task = self._progress.tasks[-1]
+        rate = f"{self._embedded / task.elapsed:.1f}/s" if task.elapsed else ""
+        self._progress.update(self._embed_task, advance=n, info=rate)
+
+    def warn(self, message: str) -> None:
+        if self._started:
+            self._progress.console.print(message, markup=False, highlight=False)
+        else:
+            print(message, file=sys.stderr)
+
+    def close(self) -> None:
+        if self._started:
+            self._progress.stop()
+            self._started = False
+
+
+def _run(
+    path: Path | None,
+    *,
+    harness: str | None,
+    limit: int | None,
+    budget: float | None,
+    no_thinking: bool,
+    rebuild: bool,
+) -> IndexReport:
+    from funes_core.home import stderr_is_interactive
+    from funes_core.index import IndexOptions, run_index
+
+    interactive = stderr_is_interactive()
+    progress = RichProgress() if sys.stderr.isatty() else None
+
+    def warn(message: str) -> None:
+        if progress is not None:
+            progress.warn(message)
+        else:
+            print(message, file=sys.stderr)
+
+    options = IndexOptions(
+        path=path,
+        harness=harness,
+        limit=limit,
+        budget=budget,
+        include_thinking=not no_thinking,
+        rebuild=rebuild,
+    )
+    try:
+        return run_index(
+            options,
+            progress=progress,
+            warn=warn,
+            lock_wait=INTERACTIVE_LOCK_WAIT if interactive else 0.0,
+            lock_notify=sys.stderr if interactive else None,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("index", help=INDEX_HELP)
     def index(
@@ -51,10 +186,48 @@ def register(app: typer.Typer) -> None:
         check: Annotated[
             bool, typer.Option("--check", help="Validate and count only; write nothing.")
         ] = False,
+        harness: Annotated[
+            str | None, typer.Option("--harness", help="Drain only this integration's spool (no PATH).")
+        ] = None,
+        limit: Annotated[
+            int | None, typer.Option("--limit", min=0, help="Index at most N files, newest first.")
+        ] = None,
+        budget: Annotated[
+            float | None,
+            typer.Option("--budget", min=0, help="Stop cleanly after about this many seconds."),
+        ] = None,
+        no_thinking: Annotated[
+            bool, typer.Option("--no-thinking", help="Skip the agents' thinking blocks.")
+        ] = False,
+        rebuild: Annotated[
+            bool, typer.Option("--rebuild", help="Move the memory aside and build a fresh one.")
+        ] = False,
     ) -> None:
-        if path is None or not check:
-            raise typer.BadParameter("only --check PATH is available in this build", param_hint="PATH")
-        if not path.exists():
-            typer.echo(f"funes: no such file or folder: {path}", err=True)
-            raise typer.Exit(1)
-        raise typer.Exit(_check(path))
+        if check:
+            if path is None:
+                raise typer.BadParameter("--check needs a PATH to validate", param_hint="PATH")
+            if not path.exists():
+                typer.echo(f"funes: no such file or folder: {path}", err=True)
+                raise typer.Exit(1)
+            raise typer.Exit(_check(path))
+
+        from funes_core.embed import ModelFileError
+        from funes_core.home import HomeError, LockBusyError
+        from funes_core.index import IndexRunError
+        from funes_core.store.base import ModelMismatchError
+
+        try:
+            report = _run(
+                path, harness=harness, limit=limit, budget=budget, no_thinking=no_thinking, rebuild=rebuild
+            )
+        except (IndexRunError, LockBusyError, ModelMismatchError, ModelFileError, HomeError) as exc:
+            typer.echo(f"funes: {exc}", err=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            typer.echo(
+                "funes: interrupted — everything committed so far is kept; run `funes index` again to finish",
+                err=True,
+            )
+            raise typer.Exit(130) from None
+        typer.echo(report.summary())
+        raise typer.Exit(1 if report.rejected else 0)

@@ -14,10 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from funes_core.chunking import Chunk
 
 __all__ = [
     "Filters",
@@ -59,6 +62,38 @@ class Row:
 
     def with_vector(self, vector: Vector | None) -> Row:
         return replace(self, vector=vector)
+
+    @classmethod
+    def from_chunk(
+        cls,
+        chunk: Chunk,
+        *,
+        workdir: str = "",
+        repo: str = "",
+        source_path: str = "",
+        vector: Vector | None = None,
+    ) -> Row:
+        """The row that stores ``chunk``, with the facets only the indexer knows."""
+        return cls(
+            id=chunk.id,
+            text=chunk.text,
+            session_id=chunk.session_id,
+            turn_uuid=chunk.turn_uuid,
+            seq=chunk.seq,
+            ts=chunk.ts,
+            role=chunk.role,
+            harness=chunk.harness,
+            block_type=chunk.block_type,
+            block_idx=chunk.block_idx,
+            split_idx=chunk.split_idx,
+            workdir=workdir,
+            repo=repo,
+            parent_uuid=chunk.parent_uuid,
+            tool_name=chunk.tool_name,
+            source_path=source_path,
+            taint=chunk.taint,
+            vector=vector,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +180,16 @@ class ModelMismatchError(RuntimeError):
     """The memory was built with another embedding model than this funes uses."""
 
     def __init__(self, label: str, stored: ModelStamp, ours: ModelStamp) -> None:
+        self.label = label
         self.stored = stored
         self.ours = ours
+        # The dimension is named only when the model names alone would read as identical.
+        theirs, mine = stored.model, ours.model
+        if theirs == mine:
+            theirs, mine = f"{theirs} ({stored.dim}-d)", f"{mine} ({ours.dim}-d)"
         super().__init__(
-            f"memory {label} was built with {stored.model} ({stored.dim}-d); this funes embeds with "
-            f"{ours.model} ({ours.dim}-d). Rebuild it with: funes index --rebuild"
+            f"memory {label} was built with {theirs}; this funes embeds with {mine}. "
+            "Rebuild it with: funes index --rebuild"
         )
 
 
@@ -207,6 +247,15 @@ class Store(Protocol):
         self, session_id: str, seq_from: int | None = None, seq_to: int | None = None
     ) -> list[Row]:
         """A session's rows with ``seq_from <= seq <= seq_to``, ordered by (seq, block_idx, split_idx)."""
+        ...
+
+    def session_vectors(self, session_id: str) -> dict[str, Vector]:
+        """Chunk id -> vector for every row of the session that has one (owed rows are absent).
+
+        ``scan`` and ``session_rows`` never load vectors (they would multiply a read's memory
+        by ~2 KB a row for verbs that only print text). ``sketch`` is the one read verb that
+        needs them, for the rows of one session, so it asks for exactly those.
+        """
         ...
 
     def scan(self, filters: Filters | None = None) -> list[Row]:

@@ -1,0 +1,387 @@
+"""``ConverterContract``: the conformance tests every funes converter passes.
+
+Subclass it in your plugin's tests, point it at your converter class and at a fixtures folder::
+
+    class TestEchoConverter(ConverterContract):
+        converter_cls = EchoConverter
+        fixtures_dir = Path(__file__).parent / "fixtures"
+
+Fixtures layout (only ``cases/`` is required)::
+
+    fixtures/
+      cases/<name>/            native transcripts as the agent writes them, plus
+        expected.funes.jsonl   the turns they must convert to (all sessions, in sessions_in order)
+      home/                    a HOME as the agent leaves it (discover() must find its sessions)
+
+Run ``pytest --funes-regen-goldens`` to write the expected files from your converter, then read
+the diff: a golden is only worth what its review was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from funes_contracts import files
+from funes_core.integration import (
+    CONTRACT_VERSION,
+    ID_PATTERN,
+    SPOOL_SUFFIX,
+    Capabilities,
+    Converter,
+    SessionRef,
+    last_activity,
+    spool_filename,
+)
+from funes_core.turns import Turn, is_utc_ts, parse_line, read_turns_file, turns_to_jsonl
+
+__all__ = ["ConverterContract"]
+
+requirement = pytest.mark.requirement
+_EXPECTED = "expected.funes.jsonl"
+
+
+def _keys(turns: list[Turn]) -> list[tuple[str, str, int]]:
+    return [(t.session_id, t.turn_uuid, t.seq) for t in turns]
+
+
+def _prefix_problem(earlier: list[Turn], later: list[Turn]) -> str | None:
+    """Why, session by session, ``earlier``'s turns are not a prefix of ``later``'s (``None``: they are)."""
+    by_session: dict[str, list[tuple[str, str, int]]] = {}
+    for key in _keys(later):
+        by_session.setdefault(key[0], []).append(key)
+    mine: dict[str, list[tuple[str, str, int]]] = {}
+    for key in _keys(earlier):
+        mine.setdefault(key[0], []).append(key)
+    for session_id, keys in mine.items():
+        grown = by_session.get(session_id, [])
+        if grown[: len(keys)] != keys:
+            for a, b in zip(keys, grown, strict=False):
+                if a != b:
+                    return f"session {session_id}: turn {a[1]} (seq {a[2]}) became {b[1]} (seq {b[2]})"
+            return f"session {session_id}: {len(keys)} turns before, only {len(grown)} after"
+    return None
+
+
+def _field_difference(actual: str, expected: str) -> str:
+    """The first field two turn lines disagree on, e.g. ``seq: expected 1, got 2``."""
+    try:
+        got, want = json.loads(actual), json.loads(expected)
+    except ValueError:
+        return f"expected {expected[:120]!r}, got {actual[:120]!r}"
+    for key in [*want, *(k for k in got if k not in want)]:
+        if got.get(key) != want.get(key):
+            a = json.dumps(got.get(key), ensure_ascii=False)[:120]
+            b = json.dumps(want.get(key), ensure_ascii=False)[:120]
+            return f"{key}: expected {b}, got {a}"
+    return "the same fields in another order"
+
+
+def _first_difference(actual: str, expected: str) -> str:
+    """One line saying where two turns files first differ (the detail follows on the next lines)."""
+    got = actual.splitlines()
+    want = expected.splitlines()
+    for number, (a, b) in enumerate(zip(got, want, strict=False), start=1):
+        if a != b:
+            return f"line {number}: {_field_difference(a, b)}\n  expected: {b}\n  actual:   {a}"
+    if len(got) != len(want):
+        return f"expected {len(want)} lines, got {len(got)}"
+    return "the files differ in line endings or a trailing newline"
+
+
+class ConverterContract:
+    """The converter half of the funes plugin contract (``converter:*`` requirements)."""
+
+    #: The converter class under test (required).
+    converter_cls: ClassVar[type[Converter]]
+    #: A folder laid out as described in the module docstring (``None``: fixture tests skip).
+    fixtures_dir: ClassVar[Path | None] = None
+    #: Override the converter's own :class:`Capabilities` declaration (rarely needed).
+    capabilities: ClassVar[Capabilities | None] = None
+
+    # -- hooks an author may override (non-line-based transcript formats) ------------------------
+
+    def make_earlier(self, folder: Path) -> bool:
+        """Rewrite the transcripts in ``folder`` as they were earlier (fewer records).
+
+        Return ``False`` when you cannot; the default handles JSON-lines transcripts.
+        """
+        return files.earlier_lines(folder)
+
+    def make_torn(self, folder: Path) -> bool:
+        """Cut the last record of the transcripts in ``folder`` mid-write (default: JSON lines)."""
+        return files.tear_lines(folder)
+
+    def make_corrupt(self, folder: Path) -> bool:
+        """Insert an unreadable record after the first one (default: JSON lines)."""
+        return files.corrupt_lines(folder)
+
+    def foreign_files(self, folder: Path) -> None:
+        """Fill ``folder`` with files that are not this agent's transcripts."""
+        (folder / "README.txt").write_text("not a transcript\n", encoding="utf-8")
+        (folder / "notes.json").write_text('{"title": "not a transcript"}\n', encoding="utf-8")
+        (folder / "empty.jsonl").write_text("", encoding="utf-8")
+        (folder / "other.jsonl").write_text('{"kind": "unrelated"}\n[1, 2, 3]\n', encoding="utf-8")
+        (folder / "binary.jsonl").write_bytes(b"\x00\xff\xfe garbage \x00\n")
+
+    # -- fixtures --------------------------------------------------------------------------------
+
+    @pytest.fixture
+    def converter(self) -> Converter:
+        return self.converter_cls()
+
+    @pytest.fixture
+    def caps(self) -> Capabilities:
+        return self.capabilities or self.converter_cls.capabilities
+
+    @pytest.fixture
+    def case(self, contract_case: Path | None, tmp_path: Path) -> Path:
+        """A private copy of one fixture case (without its golden file)."""
+        if contract_case is None:
+            pytest.skip(f"{type(self).__name__} has no fixtures_dir with cases/ (see funes_contracts docs)")
+        return files.copy_case(contract_case, tmp_path / "case")
+
+    @pytest.fixture
+    def expected(self, contract_case: Path | None) -> Path:
+        assert contract_case is not None
+        return contract_case / _EXPECTED
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _convert_all(converter: Converter, folder: Path) -> list[Turn]:
+        turns: list[Turn] = []
+        for ref in converter.sessions_in(folder):
+            turns.extend(converter.convert(ref))
+        return turns
+
+    def _converted(self, converter: Converter, case: Path) -> list[Turn]:
+        turns = self._convert_all(converter, case)
+        if not turns:
+            pytest.fail(f"the case {case.name} converts to no turns; a fixture case must hold a session")
+        return turns
+
+    def _variant(self, case: Path, tmp_path: Path, make: Callable[[Path], bool], what: str) -> Path:
+        folder = files.copy_case(case, tmp_path / f"variant-{what}")
+        if not make(folder):
+            pytest.skip(
+                f"cannot derive {what} transcripts from this case: it has no JSON-lines transcript; "
+                f"override {type(self).__name__}.make_{what}()"
+            )
+        return folder
+
+    # -- tests -----------------------------------------------------------------------------------
+
+    @requirement("converter:identity")
+    def test_identity(self) -> None:
+        cls = self.converter_cls
+        assert isinstance(getattr(cls, "id", None), str) and ID_PATTERN.fullmatch(cls.id), (
+            f"{cls.__name__}.id must match [a-z0-9_-]+"
+        )
+        assert isinstance(getattr(cls, "label", None), str) and cls.label.strip(), "label must be non-empty"
+        assert getattr(cls, "contract_version", None) == CONTRACT_VERSION, (
+            f"contract_version must be {CONTRACT_VERSION}"
+        )
+        assert not getattr(cls, "__abstractmethods__", None), f"abstract: {cls.__abstractmethods__}"
+        assert isinstance(cls(), Converter)
+
+    @requirement("converter:discover-empty-home")
+    def test_discover_empty_home(self, converter: Converter, caps: Capabilities, tmp_path: Path) -> None:
+        if not caps.discover:
+            pytest.skip("the converter declares it cannot discover sessions (Capabilities.discover=False)")
+        home = tmp_path / "empty-home"
+        home.mkdir()
+        assert converter.discover(home) == []
+        assert converter.agent_found(home) is False
+        assert list(home.iterdir()) == [], "discover() must not create anything in HOME"
+
+    @requirement("converter:discover")
+    def test_discover(
+        self, converter: Converter, caps: Capabilities, tmp_path: Path, decoy_home: Path
+    ) -> None:
+        if not caps.discover:
+            pytest.skip("the converter declares it cannot discover sessions (Capabilities.discover=False)")
+        source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
+        if source is None or not source.is_dir():
+            pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")
+        home = tmp_path / "home"
+        shutil.copytree(source, home)
+        refs = converter.discover(home)
+        assert refs, "discover() found no session in the fixture home"
+        assert all(isinstance(r, SessionRef) for r in refs)
+        stamps = [r.last_activity for r in refs]
+        assert stamps == sorted(stamps, reverse=True), "discover() must list sessions newest first"
+        for ref in refs:
+            assert ref.path.is_relative_to(home), f"{ref.path} is outside the HOME it was given"
+            converter.convert(ref)
+        assert converter.agent_found(home) is True
+        assert files.snapshot(decoy_home) == {}, "discover() read or wrote the process's own ~"
+
+    @requirement("converter:golden")
+    def test_golden(self, converter: Converter, case: Path, expected: Path, regen_goldens: bool) -> None:
+        actual = turns_to_jsonl(self._convert_all(converter, case))
+        if regen_goldens:
+            expected.write_text(actual, encoding="utf-8")
+            pytest.skip(f"wrote {expected}")
+        if not expected.is_file():
+            pytest.fail(f"{expected} is missing; run pytest --funes-regen-goldens and review it")
+        want = expected.read_text(encoding="utf-8")
+        assert actual == want, f"{expected.parent.name}: {_first_difference(actual, want)}"
+
+    @requirement("converter:schema")
+    def test_schema(self, converter: Converter, case: Path) -> None:
+        for turn in self._converted(converter, case):
+            line = turns_to_jsonl([turn])
+            assert parse_line(line, path=f"<{converter.id} output>") == turn
+
+    @requirement("converter:harness")
+    def test_harness(self, converter: Converter, case: Path) -> None:
+        wrong = {t.harness for t in self._converted(converter, case)} - {converter.id}
+        assert not wrong, f"turns carry harness {sorted(wrong)}, expected {converter.id!r}"
+
+    @requirement("converter:seq-dense")
+    def test_seq_dense(self, converter: Converter, case: Path) -> None:
+        by_session: dict[str, list[int]] = {}
+        for turn in self._converted(converter, case):
+            by_session.setdefault(turn.session_id, []).append(turn.seq)
+        for session_id, seqs in by_session.items():
+            assert seqs == list(range(len(seqs))), (
+                f"session {session_id}: seq is {seqs}, not 0..{len(seqs) - 1}"
+            )
+
+    @requirement("converter:unique-ids")
+    def test_unique_ids(self, converter: Converter, case: Path) -> None:
+        seen: set[tuple[str, str]] = set()
+        for turn in self._converted(converter, case):
+            key = (turn.session_id, turn.turn_uuid)
+            assert key not in seen, f"session {turn.session_id}: turn_uuid {turn.turn_uuid} repeats"
+            seen.add(key)
+
+    @requirement("converter:ts-utc")
+    def test_ts_utc(self, converter: Converter, case: Path) -> None:
+        for turn in self._converted(converter, case):
+            assert is_utc_ts(turn.ts), f"turn {turn.turn_uuid}: ts {turn.ts!r} is not RFC 3339 UTC with Z"
+
+    @requirement("converter:deterministic")
+    def test_deterministic(self, case: Path) -> None:
+        first = turns_to_jsonl(self._convert_all(self.converter_cls(), case))
+        second = turns_to_jsonl(self._convert_all(self.converter_cls(), case))
+        assert first == second, _first_difference(second, first)
+
+    @requirement("converter:stable-ids")
+    def test_stable_ids_when_transcript_grows(self, converter: Converter, case: Path, tmp_path: Path) -> None:
+        full = self._converted(converter, case)
+        earlier_folder = self._variant(case, tmp_path, self.make_earlier, "earlier")
+        earlier = self._convert_all(converter, earlier_folder)
+        assert len(earlier) <= len(full)
+        problem = _prefix_problem(earlier, full)
+        assert problem is None, f"the turns of the earlier transcript must keep their ids: {problem}"
+
+    @requirement("converter:torn-tail")
+    def test_torn_tail(self, converter: Converter, case: Path, tmp_path: Path) -> None:
+        full = self._converted(converter, case)
+        torn_folder = self._variant(case, tmp_path, self.make_torn, "torn")
+        torn = self._convert_all(converter, torn_folder)
+        problem = _prefix_problem(torn, full)
+        assert problem is None, f"a torn last record must not change the turns before it: {problem}"
+
+    @requirement("converter:bad-record")
+    def test_bad_record(self, converter: Converter, case: Path, tmp_path: Path) -> None:
+        full = turns_to_jsonl(self._converted(converter, case))
+        corrupt_folder = self._variant(case, tmp_path, self.make_corrupt, "corrupt")
+        survived = turns_to_jsonl(self._convert_all(converter, corrupt_folder))
+        assert survived == full, "an unreadable record must be skipped: " + _first_difference(survived, full)
+
+    @requirement("converter:foreign-files")
+    def test_foreign_files(self, converter: Converter, tmp_path: Path) -> None:
+        folder = tmp_path / "foreign"
+        folder.mkdir()
+        self.foreign_files(folder)
+        turns = self._convert_all(converter, folder)
+        assert turns == [], f"files that are not {converter.id} transcripts produced {len(turns)} turns"
+
+    def _spool_all(self, converter: Converter, case: Path, funes_home: Path) -> list[Any]:
+        writes = []
+        for ref in converter.sessions_in(case):
+            writes.extend(converter.write_spool(ref, funes_home))
+        return writes
+
+    @requirement("converter:spool-atomic")
+    def test_spool_atomic(
+        self, converter: Converter, case: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        funes_home = tmp_path / "funes-home"
+        renames: list[tuple[str, str]] = []
+        real_replace, real_rename = os.replace, os.rename
+
+        def spy_replace(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            renames.append((os.fspath(src), os.fspath(dst)))
+            real_replace(src, dst, *args, **kwargs)
+
+        def spy_rename(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            renames.append((os.fspath(src), os.fspath(dst)))
+            real_rename(src, dst, *args, **kwargs)
+
+        monkeypatch.setattr(os, "replace", spy_replace)
+        monkeypatch.setattr(os, "rename", spy_rename)
+        writes = self._spool_all(converter, case, funes_home)
+        monkeypatch.undo()
+        spool = converter.spool_dir(funes_home)
+        assert writes, "write_spool() wrote nothing"
+        for write in writes:
+            final = os.fspath(write.path)
+            sources = [src for src, dst in renames if dst == final]
+            assert sources, f"{write.path.name} was not renamed into place (write a temp name, then rename)"
+            src = Path(sources[-1])
+            assert src.parent == write.path.parent, f"temp file {src} is not in the spool folder"
+            assert not src.name.endswith(".jsonl"), (
+                f"temp name {src.name} ends in .jsonl: funes could read it"
+            )
+        leftovers = [p.name for p in spool.iterdir() if not p.name.endswith(SPOOL_SUFFIX)]
+        assert leftovers == [], f"temporary files left in the spool: {leftovers}"
+
+    @requirement("converter:spool-layout")
+    def test_spool_layout(self, converter: Converter, case: Path, tmp_path: Path) -> None:
+        funes_home = tmp_path / "funes-home"
+        self._spool_all(converter, case, funes_home)
+        turns = self._converted(converter, case)
+        by_session: dict[str, list[Turn]] = {}
+        for turn in turns:
+            by_session.setdefault(turn.session_id, []).append(turn)
+        spool = funes_home / "spool" / converter.id
+        assert converter.spool_dir(funes_home) == spool
+        names = sorted(p.name for p in spool.iterdir())
+        assert names == sorted(spool_filename(s) for s in by_session), (
+            "one <session_id>.funes.jsonl per session"
+        )
+        for session_id, items in by_session.items():
+            parsed = read_turns_file(spool / spool_filename(session_id))
+            assert parsed.turns == items, f"{session_id}: the spool file does not hold the session's turns"
+        assert (spool.stat().st_mode & 0o077) == 0, "the spool folder must be private (0700)"
+
+    @requirement("converter:spool-mtime")
+    def test_spool_mtime(self, converter: Converter, case: Path, tmp_path: Path) -> None:
+        funes_home = tmp_path / "funes-home"
+        for write in self._spool_all(converter, case, funes_home):
+            newest = last_activity(read_turns_file(write.path).turns)
+            assert newest is not None
+            assert abs(write.path.stat().st_mtime - newest) < 0.001, (
+                f"{write.path.name}: mtime is not the session's last activity"
+            )
+
+    @requirement("converter:spool-idempotent")
+    def test_spool_idempotent(self, converter: Converter, case: Path, tmp_path: Path) -> None:
+        funes_home = tmp_path / "funes-home"
+        first = self._spool_all(converter, case, funes_home)
+        before = files.snapshot(funes_home)
+        stamps = {p: p.stat().st_mtime for p in (w.path for w in first)}
+        second = self._spool_all(converter, case, funes_home)
+        assert all(not w.changed for w in second), "a second write of the same sessions reported changes"
+        assert files.snapshot(funes_home) == before
+        assert {p: p.stat().st_mtime for p in stamps} == stamps

@@ -1,0 +1,115 @@
+"""Hypothesis strategies for the turns format, for property tests of converters and consumers.
+
+``turns()`` draws one session's worth of valid turns (dense ``seq``, unique ``turn_uuid``,
+non-decreasing UTC ``ts``), with awkward text on purpose: multi-byte characters, lone
+surrogate-free astral symbols, blank-looking Unicode spaces, long lines::
+
+    from hypothesis import given
+    from funes_contracts.strategies import turns
+
+    @given(turns())
+    def test_round_trip(session):
+        lines = turns_to_jsonl(session).split("\n")  # not splitlines(): U+2028 is legal inside JSON
+        assert [parse_line(line) for line in lines if line] == session
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import strategies as st
+
+from funes_core.turns import BLOCK_TYPES, Block, Turn, format_ts
+
+__all__ = ["blocks", "harness_ids", "session_ids", "texts", "timestamps", "turns"]
+
+_ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_-"
+_START = datetime(2000, 1, 1, tzinfo=UTC)
+_END = datetime(2099, 12, 31, tzinfo=UTC)
+
+
+def harness_ids() -> st.SearchStrategy[str]:
+    """Valid integration / harness ids (``[a-z0-9_-]+``)."""
+    return st.text(alphabet=_ID_ALPHABET, min_size=1, max_size=16)
+
+
+def session_ids() -> st.SearchStrategy[str]:
+    """Session ids: any non-empty text without ``:`` (it is part of the chunk id)."""
+    return st.text(
+        alphabet=st.characters(codec="utf-8", exclude_categories=["Cc"], exclude_characters=":/\\"),
+        min_size=1,
+        max_size=40,
+    )
+
+
+def texts(max_size: int = 120) -> st.SearchStrategy[str]:
+    """Block text with the characters converters get wrong: CJK, emoji, combining marks, NBSP."""
+    awkward = st.sampled_from(["é", "漢", "😀", "𝔘", "e\u0301", "\u00a0", "\u2028", "\t", "\n", "\\", '"'])
+    plain = st.characters(codec="utf-8")  # every code point UTF-8 can encode: no lone surrogates
+    return st.lists(st.one_of(plain, awkward), max_size=max_size).map("".join)
+
+
+def timestamps() -> st.SearchStrategy[str]:
+    """RFC 3339 UTC timestamps with a ``Z`` suffix, with and without fractional seconds."""
+    return st.datetimes(
+        min_value=_START.replace(tzinfo=None), max_value=_END.replace(tzinfo=None), timezones=st.just(UTC)
+    ).map(format_ts)
+
+
+@st.composite
+def blocks(draw: st.DrawFn) -> Block:
+    """One block of any type; tool blocks may carry a tool name and a tool use id."""
+    block_type = draw(st.sampled_from(BLOCK_TYPES))
+    tool = block_type in ("tool_use", "tool_result")
+    return Block(
+        block_type=block_type,
+        text=draw(texts()),
+        tool_name=draw(st.none() | st.text(_ID_ALPHABET, min_size=1, max_size=12)) if tool else None,
+        tool_use_id=draw(st.none() | st.text(_ID_ALPHABET, min_size=1, max_size=12)) if tool else None,
+    )
+
+
+@st.composite
+def turns(
+    draw: st.DrawFn,
+    *,
+    session_id: str | None = None,
+    harness: str | None = None,
+    min_size: int = 0,
+    max_size: int = 8,
+) -> list[Turn]:
+    """One session of valid turns: dense ``seq`` from 0, unique ``turn_uuid``, ``ts`` never going back."""
+    sid = session_id if session_id is not None else draw(session_ids())
+    producer = harness if harness is not None else draw(harness_ids())
+    count = draw(st.integers(min_value=min_size, max_value=max_size))
+    uuids = draw(
+        st.lists(
+            st.text(alphabet=_ID_ALPHABET, min_size=1, max_size=20),
+            min_size=count,
+            max_size=count,
+            unique=True,
+        )
+    )
+    moment = draw(
+        st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2090, 1, 1), timezones=st.just(UTC))
+    )
+    cwd = draw(st.none() | st.sampled_from(["/home/ada/parser", "C:\\Users\\ada\\funes", "/srv/ünïcode"]))
+    out: list[Turn] = []
+    parent: str | None = None
+    for seq, uuid in enumerate(uuids):
+        moment += timedelta(milliseconds=draw(st.integers(min_value=0, max_value=10**8)))
+        out.append(
+            Turn(
+                session_id=sid,
+                turn_uuid=uuid,
+                seq=seq,
+                ts=format_ts(moment),
+                role=draw(st.sampled_from(["user", "assistant", "tool", "system"])),
+                harness=producer,
+                blocks=tuple(draw(st.lists(blocks(), max_size=4))),
+                cwd=cwd,
+                parent_uuid=parent,
+            )
+        )
+        parent = uuid
+    return out

@@ -1,0 +1,413 @@
+"""``HookInstallerContract`` and ``ToolRegistrarContract``: what wiring into an agent must guarantee.
+
+Both run the plugin against a throwaway HOME (the ``funes_ctx`` fixture) while the process's own
+``HOME`` points at an empty decoy, so a plugin that reads or writes the real ``~`` is caught.
+Give the suite a realistic agent config to prove unrelated settings survive::
+
+    class TestEchoHookInstaller(HookInstallerContract):
+        installer_cls = EchoHookInstaller
+        config_home = FIXTURES / "config-home"   # a HOME holding the agent's config
+
+Without ``config_home`` the byte-preservation tests skip with a reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from funes_contracts import files
+from funes_core.integration import (
+    CONTRACT_VERSION,
+    ID_PATTERN,
+    Capabilities,
+    ConfigError,
+    HookInstaller,
+    InstallContext,
+    IntegrationPart,
+    Outcome,
+    Status,
+    ToolRegistrar,
+    WiringState,
+)
+
+__all__ = ["HookInstallerContract", "ToolRegistrarContract", "list_mcp_tools"]
+
+requirement = pytest.mark.requirement
+
+#: Written into every config file the class declares, by the malformed-config tests.
+MALFORMED = '{"funes-contract": "this config was cut off mid-write",\n  "unterminated": [\n'
+#: Another funes command, to prove a re-install replaces rather than duplicates.
+OTHER_COMMAND = ("/opt/another/funes",)
+
+
+def _identity(cls: type[IntegrationPart], base: type[IntegrationPart]) -> None:
+    assert isinstance(getattr(cls, "id", None), str) and ID_PATTERN.fullmatch(cls.id), (
+        f"{cls.__name__}.id must match [a-z0-9_-]+"
+    )
+    assert isinstance(getattr(cls, "label", None), str) and cls.label.strip(), "label must be non-empty"
+    assert getattr(cls, "contract_version", None) == CONTRACT_VERSION, (
+        f"contract_version must be {CONTRACT_VERSION}"
+    )
+    assert not getattr(cls, "__abstractmethods__", None), f"abstract: {cls.__abstractmethods__}"
+    assert isinstance(cls(), base)
+
+
+def _world(ctx: InstallContext) -> dict[str, bytes]:
+    """Every file the wiring could touch: the context's HOME and FUNES_HOME."""
+    snap = {f"~/{k}": v for k, v in files.snapshot(ctx.home).items()}
+    snap.update({f"$FUNES_HOME/{k}": v for k, v in files.snapshot(ctx.funes_home).items()})
+    return snap
+
+
+def _diff(before: dict[str, bytes], after: dict[str, bytes]) -> str:
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+    parts = []
+    if added:
+        parts.append(f"created {added}")
+    if removed:
+        parts.append(f"deleted {removed}")
+    if changed:
+        parts.append(f"changed {changed}")
+    return "; ".join(parts) or "no difference"
+
+
+def _lines_kept(before: bytes, after: bytes) -> list[str]:
+    """Lines of ``before`` that no longer appear in ``after`` (ignoring a trailing comma)."""
+    kept = {line.strip().rstrip(",") for line in after.decode("utf-8", "replace").splitlines()}
+    lost = []
+    for line in before.decode("utf-8", "replace").splitlines():
+        core = line.strip().rstrip(",")
+        if core and core not in kept:
+            lost.append(line)
+    return lost
+
+
+async def _list_tools(argv: list[str], env: dict[str, str], cwd: Path) -> list[str]:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
+    async with Client(params, read_timeout_seconds=60) as client:
+        result = await client.list_tools()
+    return [tool.name for tool in result.tools]
+
+
+def list_mcp_tools(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120) -> list[str]:
+    """Start ``argv`` as an MCP stdio server, complete the handshake, return the names from tools/list."""
+
+    import anyio
+
+    async def run() -> list[str]:
+        with anyio.fail_after(timeout):
+            return await _list_tools(argv, env, cwd)
+
+    return anyio.run(run)
+
+
+class _WiringContract:
+    """Shared machinery; the tests themselves live in the two public subclasses."""
+
+    #: A HOME holding the agent's config with unrelated user settings (copied before each test).
+    config_home: ClassVar[Path | None] = None
+    #: What the malformed-config tests write into each config file.
+    malformed_text: ClassVar[str] = MALFORMED
+    #: Override the class's own :class:`Capabilities` declaration (rarely needed).
+    capabilities: ClassVar[Capabilities | None] = None
+
+    def _seed_home(self, ctx: InstallContext) -> None:
+        if self.config_home is None or not Path(self.config_home).is_dir():
+            pytest.skip("set config_home to a HOME holding a realistic agent config (unrelated settings)")
+        shutil.copytree(Path(self.config_home), ctx.home, dirs_exist_ok=True)
+
+    @staticmethod
+    def _other(ctx: InstallContext, **changes: object) -> InstallContext:
+        return dataclasses.replace(ctx, **changes)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _assert_outcome(outcome: object, *, changed: bool, what: str) -> None:
+        assert isinstance(outcome, Outcome), f"{what} must return an Outcome, got {outcome!r}"
+        assert outcome.changed is changed, f"{what} reported changed={outcome.changed}, expected {changed}"
+        assert outcome.summary.strip(), f"{what} must say what it did (Outcome.summary)"
+
+    def _malformed(self, ctx: InstallContext, paths: list[Path]) -> dict[Path, bytes]:
+        if not paths:
+            pytest.skip("the class declares no config file (config_paths() is empty)")
+        written: dict[Path, bytes] = {}
+        for path in paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(self.malformed_text, encoding="utf-8")
+            written[path] = path.read_bytes()
+        return written
+
+
+class HookInstallerContract(_WiringContract):
+    """The hook-installer half of the funes plugin contract (``installer:*`` requirements)."""
+
+    #: The hook installer class under test (required).
+    installer_cls: ClassVar[type[HookInstaller]]
+
+    @pytest.fixture
+    def installer(self) -> HookInstaller:
+        return self.installer_cls()
+
+    @requirement("installer:identity")
+    def test_identity(self) -> None:
+        _identity(self.installer_cls, HookInstaller)
+
+    @requirement("installer:missing-config")
+    def test_missing_config(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        self._assert_outcome(installer.install(funes_ctx), changed=True, what="install() on a fresh HOME")
+        assert installer.status(funes_ctx).state is WiringState.WIRED
+
+    @requirement("installer:idempotent")
+    def test_idempotent(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        installer.install(funes_ctx)
+        before = _world(funes_ctx)
+        self._assert_outcome(installer.install(funes_ctx), changed=False, what="a second install()")
+        assert _world(funes_ctx) == before, _diff(before, _world(funes_ctx))
+
+    @requirement("installer:preserves-config")
+    def test_preserves_config(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        self._seed_home(funes_ctx)
+        before = _world(funes_ctx)
+        installer.install(funes_ctx)
+        after = _world(funes_ctx)
+        configs = {f"~/{p.relative_to(funes_ctx.home).as_posix()}" for p in installer.config_paths(funes_ctx)}
+        for name, data in before.items():
+            assert name in after, f"install() deleted {name}"
+            if name in configs:
+                lost = _lines_kept(data, after[name])
+                assert not lost, f"install() lost lines of {name}: {lost[:3]}"
+            else:
+                assert after[name] == data, f"install() changed {name}, which is not a config it declares"
+
+    @requirement("installer:remove-restores")
+    def test_remove_restores(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        self._seed_home(funes_ctx)
+        before = _world(funes_ctx)
+        installer.install(funes_ctx)
+        self._assert_outcome(installer.uninstall(funes_ctx), changed=True, what="uninstall() after install()")
+        assert _world(funes_ctx) == before, _diff(before, _world(funes_ctx))
+
+    @requirement("installer:remove-restores")
+    def test_remove_restores_fresh_home(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        installer.install(funes_ctx)
+        installer.uninstall(funes_ctx)
+        assert _world(funes_ctx) == {}, _diff({}, _world(funes_ctx))
+
+    @requirement("installer:remove-idempotent")
+    def test_remove_idempotent(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        self._assert_outcome(installer.uninstall(funes_ctx), changed=False, what="uninstall() of nothing")
+        assert _world(funes_ctx) == {}, _diff({}, _world(funes_ctx))
+        installer.install(funes_ctx)
+        installer.uninstall(funes_ctx)
+        before = _world(funes_ctx)
+        self._assert_outcome(installer.uninstall(funes_ctx), changed=False, what="a second uninstall()")
+        assert _world(funes_ctx) == before
+
+    @requirement("installer:status")
+    def test_status(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        for step, expected in (
+            (None, WiringState.NOT_WIRED),
+            (installer.install, WiringState.WIRED),
+            (installer.uninstall, WiringState.NOT_WIRED),
+        ):
+            if step is not None:
+                step(funes_ctx)
+            status = installer.status(funes_ctx)
+            assert isinstance(status, Status) and status.state is expected, f"status() is {status}"
+
+    @requirement("installer:refresh")
+    def test_refresh(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        self._seed_home(funes_ctx)
+        before = _world(funes_ctx)
+        other = self._other(funes_ctx, funes_command=OTHER_COMMAND)
+        installer.install(other)
+        assert installer.status(funes_ctx).state is not WiringState.WIRED, (
+            "status() must notice that the hook runs another funes command"
+        )
+        self._assert_outcome(installer.install(funes_ctx), changed=True, what="install() with a new command")
+        assert installer.status(funes_ctx).state is WiringState.WIRED
+        installer.uninstall(funes_ctx)
+        assert _world(funes_ctx) == before, _diff(before, _world(funes_ctx))
+
+    @requirement("installer:malformed-config")
+    def test_malformed_config(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        written = self._malformed(funes_ctx, installer.config_paths(funes_ctx))
+        for action in (installer.install, installer.uninstall):
+            with pytest.raises(ConfigError) as err:
+                action(funes_ctx)
+            assert any(path.name in str(err.value) for path in written), (
+                f"the error must name the file: {err.value}"
+            )
+            for path, data in written.items():
+                assert path.read_bytes() == data, f"{path} was changed although it is malformed"
+        assert installer.status(funes_ctx).state is WiringState.BROKEN
+
+    @requirement("installer:context-home")
+    def test_context_home(
+        self, installer: HookInstaller, funes_ctx: InstallContext, decoy_home: Path
+    ) -> None:
+        installer.install(funes_ctx)
+        installer.status(funes_ctx)
+        installer.uninstall(funes_ctx)
+        assert files.snapshot(decoy_home) == {}, "the installer wrote into the process's own ~"
+
+
+class ToolRegistrarContract(_WiringContract):
+    """The tool-registrar half of the funes plugin contract (``registrar:*`` requirements)."""
+
+    #: The tool registrar class under test (required).
+    registrar_cls: ClassVar[type[ToolRegistrar]]
+
+    @pytest.fixture
+    def registrar(self) -> ToolRegistrar:
+        return self.registrar_cls()
+
+    @pytest.fixture
+    def caps(self) -> Capabilities:
+        return self.capabilities or self.registrar_cls.capabilities
+
+    @requirement("registrar:identity")
+    def test_identity(self) -> None:
+        _identity(self.registrar_cls, ToolRegistrar)
+
+    @requirement("registrar:missing-config")
+    def test_missing_config(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        self._assert_outcome(registrar.register(funes_ctx), changed=True, what="register() on a fresh HOME")
+        assert registrar.status(funes_ctx).state is WiringState.WIRED
+
+    @requirement("registrar:records-command")
+    def test_records_command(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        assert registrar.registered_command(funes_ctx) is None
+        registrar.register(funes_ctx)
+        assert registrar.registered_command(funes_ctx) == funes_ctx.mcp_command()
+        registrar.unregister(funes_ctx)
+        assert registrar.registered_command(funes_ctx) is None
+
+    @requirement("registrar:records-memory")
+    def test_records_memory(
+        self, registrar: ToolRegistrar, funes_ctx: InstallContext, caps: Capabilities
+    ) -> None:
+        if not caps.memory_binding:
+            pytest.skip("the registrar declares it cannot bind a memory (Capabilities.memory_binding=False)")
+        bound = self._other(funes_ctx, memory="team/shared-memory")
+        registrar.register(bound)
+        assert registrar.registered_command(bound) == [*funes_ctx.funes_command, "mcp", "team/shared-memory"]
+        assert registrar.status(bound).state is WiringState.WIRED
+        assert registrar.status(funes_ctx).state is not WiringState.WIRED, "status() must notice the memory"
+        registrar.register(funes_ctx)
+        assert registrar.registered_command(funes_ctx) == funes_ctx.mcp_command()
+        registrar.unregister(funes_ctx)
+        assert _world(funes_ctx) == {}, "re-binding left a second entry behind: " + _diff(
+            {}, _world(funes_ctx)
+        )
+
+    @requirement("registrar:idempotent")
+    def test_idempotent(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        registrar.register(funes_ctx)
+        before = _world(funes_ctx)
+        self._assert_outcome(registrar.register(funes_ctx), changed=False, what="a second register()")
+        assert _world(funes_ctx) == before, _diff(before, _world(funes_ctx))
+
+    @requirement("registrar:preserves-config")
+    def test_preserves_config(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        self._seed_home(funes_ctx)
+        before = _world(funes_ctx)
+        registrar.register(funes_ctx)
+        after = _world(funes_ctx)
+        configs = {f"~/{p.relative_to(funes_ctx.home).as_posix()}" for p in registrar.config_paths(funes_ctx)}
+        for name, data in before.items():
+            assert name in after, f"register() deleted {name}"
+            if name in configs:
+                lost = _lines_kept(data, after[name])
+                assert not lost, f"register() lost lines of {name}: {lost[:3]}"
+            else:
+                assert after[name] == data, f"register() changed {name}, which is not a config it declares"
+
+    @requirement("registrar:remove-restores")
+    def test_remove_restores(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        self._seed_home(funes_ctx)
+        before = _world(funes_ctx)
+        registrar.register(funes_ctx)
+        self._assert_outcome(
+            registrar.unregister(funes_ctx), changed=True, what="unregister() after register()"
+        )
+        assert _world(funes_ctx) == before, _diff(before, _world(funes_ctx))
+
+    @requirement("registrar:remove-restores")
+    def test_remove_restores_fresh_home(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        registrar.register(funes_ctx)
+        registrar.unregister(funes_ctx)
+        assert _world(funes_ctx) == {}, _diff({}, _world(funes_ctx))
+
+    @requirement("registrar:remove-idempotent")
+    def test_remove_idempotent(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        self._assert_outcome(registrar.unregister(funes_ctx), changed=False, what="unregister() of nothing")
+        assert _world(funes_ctx) == {}, _diff({}, _world(funes_ctx))
+        registrar.register(funes_ctx)
+        registrar.unregister(funes_ctx)
+        before = _world(funes_ctx)
+        self._assert_outcome(registrar.unregister(funes_ctx), changed=False, what="a second unregister()")
+        assert _world(funes_ctx) == before
+
+    @requirement("registrar:status")
+    def test_status(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        for step, expected in (
+            (None, WiringState.NOT_WIRED),
+            (registrar.register, WiringState.WIRED),
+            (registrar.unregister, WiringState.NOT_WIRED),
+        ):
+            if step is not None:
+                step(funes_ctx)
+            status = registrar.status(funes_ctx)
+            assert isinstance(status, Status) and status.state is expected, f"status() is {status}"
+
+    @requirement("registrar:malformed-config")
+    def test_malformed_config(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        written = self._malformed(funes_ctx, registrar.config_paths(funes_ctx))
+        for action in (registrar.register, registrar.unregister):
+            with pytest.raises(ConfigError) as err:
+                action(funes_ctx)
+            assert any(path.name in str(err.value) for path in written), (
+                f"the error must name the file: {err.value}"
+            )
+            for path, data in written.items():
+                assert path.read_bytes() == data, f"{path} was changed although it is malformed"
+        assert registrar.status(funes_ctx).state is WiringState.BROKEN
+
+    @requirement("registrar:context-home")
+    def test_context_home(
+        self, registrar: ToolRegistrar, funes_ctx: InstallContext, decoy_home: Path
+    ) -> None:
+        registrar.register(funes_ctx)
+        registrar.registered_command(funes_ctx)
+        registrar.status(funes_ctx)
+        registrar.unregister(funes_ctx)
+        assert files.snapshot(decoy_home) == {}, "the registrar wrote into the process's own ~"
+
+    @requirement("registrar:mcp-tools-list")
+    def test_mcp_tools_list(
+        self,
+        registrar: ToolRegistrar,
+        funes_ctx: InstallContext,
+        mcp_probe: Callable[[tuple[str, ...]], str | None],
+    ) -> None:
+        registrar.register(funes_ctx)
+        argv = registrar.registered_command(funes_ctx)
+        assert argv, "registered_command() is empty after register()"
+        reason = mcp_probe(tuple(argv))
+        if reason:
+            pytest.skip(reason)
+        env = funes_ctx.env()
+        env.setdefault("PYTHONIOENCODING", "utf-8")
+        tools = list_mcp_tools(argv, env, funes_ctx.home)
+        assert tools, "the MCP server listed no tools"
+        assert "recall" in tools, f"the MCP server does not offer recall (tools: {tools})"

@@ -1,0 +1,266 @@
+"""The contract suite fails the right requirements for deliberately broken plugins.
+
+Each broken class below is funes-echo with one bug. The suite runs in a fresh pytest process
+(as ``funes integrations check`` runs it) and writes its JSON report; the assertions are on the
+outcome per requirement id, so a contract test that stops catching its bug (or starts blaming
+the wrong requirement) fails here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BROKEN = """
+import json
+import sys
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+import funes_echo
+from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
+from funes_core import Outcome, SpoolWrite, turns_to_jsonl
+from funes_core.integration import last_activity, spool_filename
+from funes_echo import EchoConverter, EchoHookInstaller, EchoToolRegistrar
+
+FIX = Path(funes_echo.__file__).parent / "contract_fixtures"
+
+
+class DropsThinking(EchoConverter):
+    def convert(self, ref):
+        return [
+            replace(t, blocks=tuple(b for b in t.blocks if b.block_type != "thinking"))
+            for t in super().convert(ref)
+        ]
+
+
+class SparseSeq(EchoConverter):
+    def convert(self, ref):
+        return [replace(t, seq=2 * t.seq) for t in super().convert(ref)]
+
+
+class LocalTime(EchoConverter):
+    def convert(self, ref):
+        return [replace(t, ts=t.ts.replace("Z", "+00:00")) for t in super().convert(ref)]
+
+
+class Strict(EchoConverter):
+    def convert(self, ref):
+        for line in ref.path.read_text(encoding="utf-8").splitlines():
+            json.loads(line)  # raises on a torn or corrupt line
+        return super().convert(ref)
+
+
+class UnstableIds(EchoConverter):
+    def convert(self, ref):
+        return [replace(t, turn_uuid=uuid.uuid4().hex) for t in super().convert(ref)]
+
+
+class WrongHarness(EchoConverter):
+    def convert(self, ref):
+        return [replace(t, harness="other") for t in super().convert(ref)]
+
+
+class NonAtomic(EchoConverter):
+    def write_turns(self, turns, out_dir, *, fallback_mtime=None, private_root=None):
+        import os
+
+        out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        by_session = {}
+        for turn in turns:
+            by_session.setdefault(turn.session_id, []).append(turn)
+        out = []
+        for sid, items in by_session.items():
+            path = out_dir / spool_filename(sid)
+            body = turns_to_jsonl(items)
+            same = path.exists() and path.read_text(encoding="utf-8") == body
+            path.write_text(body, encoding="utf-8")  # written in place: a reader can see half of it
+            mtime = last_activity(items)
+            os.utime(path, (mtime, mtime))
+            out.append(SpoolWrite(sid, path, len(items), changed=not same))
+        return out
+
+
+class Clobbering(EchoHookInstaller):
+    def install(self, ctx):
+        path = self.file(ctx).path
+        text = path.read_text(encoding="utf-8") if path.exists() else "{}"
+        data = json.loads(text)  # a malformed config escapes as ValueError
+        data.setdefault("hooks", {})["funes"] = self.value(ctx)
+        new = json.dumps(data, indent=4, sort_keys=True) + "\\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(new, encoding="utf-8")
+        return Outcome(new != text, "rewrote the config")
+
+
+class Greedy(EchoHookInstaller):
+    def uninstall(self, ctx):
+        path = self.file(ctx).path
+        if not path.exists() or "funes-echo" not in path.read_text(encoding="utf-8"):
+            return Outcome(False, "nothing to remove")
+        path.unlink()  # the user's other settings go with it
+        return Outcome(True, "deleted the config")
+
+
+class HardcodedCommand(EchoToolRegistrar):
+    def value(self, ctx):
+        return {"command": "/nonexistent/funes", "args": ["mcp"], "managed_by": "funes-echo"}
+
+
+class NotAServer(EchoToolRegistrar):
+    def value(self, ctx):
+        return {"command": sys.executable, "args": ["-c", "print('not json')"], "managed_by": "funes-echo"}
+
+
+def converter_case(cls):
+    return type(f"Test{cls.__name__}", (ConverterContract,), {"converter_cls": cls, "fixtures_dir": FIX})
+
+
+def installer_case(cls):
+    home = FIX / "config-home"
+    return type(f"Test{cls.__name__}", (HookInstallerContract,), {"installer_cls": cls, "config_home": home})
+
+
+def registrar_case(cls):
+    home = FIX / "config-home"
+    return type(f"Test{cls.__name__}", (ToolRegistrarContract,), {"registrar_cls": cls, "config_home": home})
+
+
+for _cls in (DropsThinking, SparseSeq, LocalTime, Strict, UnstableIds, WrongHarness, NonAtomic):
+    globals()[f"Test{_cls.__name__}"] = converter_case(_cls)
+for _cls in (Clobbering, Greedy):
+    globals()[f"Test{_cls.__name__}"] = installer_case(_cls)
+for _cls in (HardcodedCommand, NotAServer):
+    globals()[f"Test{_cls.__name__}"] = registrar_case(_cls)
+"""
+
+#: The requirements each broken class must fail, and nothing else.
+EXPECTED_FAILURES = {
+    "TestDropsThinking": {"converter:golden"},
+    "TestSparseSeq": {"converter:golden", "converter:seq-dense"},
+    "TestLocalTime": {
+        "converter:golden",
+        "converter:schema",
+        "converter:ts-utc",
+        "converter:spool-layout",
+        "converter:spool-mtime",
+    },
+    "TestStrict": {"converter:torn-tail", "converter:bad-record"},
+    "TestUnstableIds": {
+        "converter:golden",
+        "converter:deterministic",
+        "converter:stable-ids",
+        "converter:torn-tail",
+        "converter:bad-record",
+        "converter:spool-layout",
+        "converter:spool-idempotent",
+    },
+    "TestWrongHarness": {"converter:golden", "converter:harness"},
+    "TestNonAtomic": {"converter:spool-atomic"},
+    "TestClobbering": {
+        "installer:preserves-config",
+        "installer:remove-restores",
+        "installer:refresh",
+        "installer:malformed-config",
+    },
+    # It also never checks the config before deleting it, so a malformed one is not refused.
+    "TestGreedy": {"installer:remove-restores", "installer:refresh", "installer:malformed-config"},
+    "TestHardcodedCommand": {"registrar:records-command", "registrar:records-memory"},
+    "TestNotAServer": {"registrar:records-command", "registrar:records-memory", "registrar:mcp-tools-list"},
+}
+
+
+def run_suite(
+    tmp_path: Path, source: str, *extra: str
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, str]]]:
+    module = tmp_path / "test_broken_plugins.py"
+    module.write_text(textwrap.dedent(source), encoding="utf-8")
+    ini = tmp_path / "pytest.ini"
+    ini.write_text("[pytest]\n", encoding="utf-8")
+    report = tmp_path / "report.json"
+    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "funes_contracts.plugin",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            str(ini),
+            f"--funes-report={report}",
+            *extra,
+            str(module),
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    results = json.loads(report.read_text())["results"] if report.exists() else []
+    return done, results
+
+
+def test_each_bug_fails_exactly_its_requirements(tmp_path: Path) -> None:
+    done, results = run_suite(tmp_path, BROKEN)
+    assert done.returncode == 1, done.stdout[-3000:]
+    failed: dict[str, set[str]] = {name: set() for name in EXPECTED_FAILURES}
+    for result in results:
+        assert result["outcome"] != "error", result
+        if result["outcome"] == "failed":
+            failed[result["class"]].add(result["requirement"])
+    assert failed == EXPECTED_FAILURES
+    skipped = {(r["class"], r["requirement"]) for r in results if r["outcome"] == "skipped"}
+    assert ("TestHardcodedCommand", "registrar:mcp-tools-list") in skipped, (
+        "an unstartable command is skipped"
+    )
+
+
+PROVISIONAL = (
+    BROKEN
+    + """
+
+import dataclasses
+from funes_contracts import requirements as _requirements
+
+_requirements.REQUIREMENTS["converter:golden"] = dataclasses.replace(
+    _requirements.REQUIREMENTS["converter:golden"], provisional=True
+)
+"""
+)
+
+
+def test_a_provisional_requirement_only_warns(tmp_path: Path) -> None:
+    done, results = run_suite(tmp_path, PROVISIONAL, "-k", "TestDropsThinking")
+    assert done.returncode == 0, done.stdout[-3000:]
+    golden = [r for r in results if r["requirement"] == "converter:golden"]
+    assert {r["outcome"] for r in golden} == {"xfailed", "passed"}
+    assert any("provisional requirement converter:golden" in r["reason"] for r in golden)
+
+
+def test_an_unknown_requirement_id_is_a_usage_error(tmp_path: Path) -> None:
+    source = """
+    import pytest
+
+    @pytest.mark.requirement("converter:no-such-rule")
+    def test_typo():
+        pass
+    """
+    done, _ = run_suite(tmp_path, source)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "unknown requirement id 'converter:no-such-rule'" in done.stderr + done.stdout

@@ -1,0 +1,332 @@
+"""``$FUNES_HOME``: where funes keeps its memory, its spools, its index state and its write lock.
+
+Layout (default ``~/.funes``)::
+
+    memory/chunks.lance/   the LanceDB table (the memory itself)
+    spool/<id>/            turns files written by integrations, drained by ``funes index``
+    state.json             what ``funes index`` has read: file stamps, refused files, last run
+    store.lock             the one write lock (flock); ``store.lock.pid`` names its holder
+    cache/                 derived files that can always be rebuilt (model dir, sha verification)
+
+Everything here is private to the user: directories are 0700 and files 0600, because the memory
+holds verbatim transcripts (redacted, but still personal) and the state names every file indexed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+__all__ = [
+    "FILE_MODE",
+    "PRIVATE_DIR_MODE",
+    "STATE_VERSION",
+    "FileState",
+    "Home",
+    "HomeError",
+    "LockBusyError",
+    "RefusedFile",
+    "State",
+    "atomic_write_text",
+    "ensure_private_dir",
+    "write_lock",
+]
+
+PRIVATE_DIR_MODE = 0o700
+FILE_MODE = 0o600
+STATE_VERSION = 1
+
+
+class HomeError(RuntimeError):
+    """``$FUNES_HOME`` cannot be resolved or used; the message is one line for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """The paths of one ``$FUNES_HOME``. Building one touches nothing on disk."""
+
+    root: Path
+
+    @classmethod
+    def resolve(cls, value: str | os.PathLike[str] | None = None) -> Home:
+        """``value``, else ``$FUNES_HOME``, else ``~/.funes``."""
+        raw = os.fspath(value) if value is not None else os.environ.get("FUNES_HOME", "")
+        if raw:
+            return cls(Path(raw).expanduser().absolute())
+        try:
+            user_home = Path.home()
+        except RuntimeError:
+            raise HomeError("cannot resolve the user profile; set FUNES_HOME to a private folder") from None
+        return cls(user_home / ".funes")
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.root / "spool"
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / "store.lock"
+
+    @property
+    def lock_pid_path(self) -> Path:
+        return self.root / "store.lock.pid"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.root / "cache"
+
+    def ensure(self) -> Home:
+        """Create the home (0700) if needed; writers call this, readers never do."""
+        ensure_private_dir(self.root)
+        return self
+
+    def spool_ids(self) -> list[str]:
+        """The ids that have a spool folder, sorted."""
+        if not self.spool_dir.is_dir():
+            return []
+        return sorted(p.name for p in self.spool_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` (and parents) and make sure only the owner can enter it."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    with contextlib.suppress(OSError):  # a folder we do not own: leave its mode to its owner
+        if path.stat().st_mode & 0o077:
+            path.chmod(PRIVATE_DIR_MODE)
+
+
+def atomic_write_text(path: Path, text: str, *, mode: int = FILE_MODE) -> None:
+    """Write ``text`` to ``path`` via a temp file in the same folder, fsync, then rename.
+
+    A crash leaves either the old content or the new, never a torn file; that is what lets the
+    index state be written *after* each store commit without ever disagreeing with it badly.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        if hasattr(os, "fchmod"):  # POSIX; on Windows the ACL of the folder applies
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- state.json
+
+
+@dataclass(slots=True)
+class FileState:
+    """What was stored from one signed file (a directory member or a spool file).
+
+    ``sig`` is ``size:mtime_ns``; ``tier`` is the highest tier fully stored for that content;
+    ``thinking`` says whether thinking blocks were included, so a later run that wants them re-reads.
+    """
+
+    sig: str
+    tier: int
+    thinking: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sig": self.sig, "tier": self.tier, "thinking": self.thinking}
+
+
+@dataclass(slots=True)
+class RefusedFile:
+    """A file that failed validation, remembered so that it is reported once, not on every run.
+
+    It is keyed by its content (sha256) and the funes version that refused it: a fixed file, or
+    a funes that reads more, gets another chance.
+    """
+
+    sig: str
+    sha256: str
+    funes_version: str
+    error: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sig": self.sig,
+            "sha256": self.sha256,
+            "funes_version": self.funes_version,
+            "error": self.error,
+        }
+
+
+@dataclass(slots=True)
+class State:
+    """``state.json``: per-file stamps and refusals, keyed by absolute path, plus the last run's time.
+
+    The state is an optimisation, never the truth: the store deduplicates by chunk id, so a lost
+    or stale state only costs a re-read, never a duplicate or a missing row.
+    """
+
+    files: dict[str, FileState] = field(default_factory=dict)
+    refused: dict[str, RefusedFile] = field(default_factory=dict)
+    last_indexed: str | None = None
+
+    @classmethod
+    def load(cls, path: Path) -> State:
+        """Read the state; a missing, unreadable or foreign file gives an empty state (and a re-read)."""
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(raw, dict) or raw.get("version") != STATE_VERSION:
+            return cls()
+        state = cls(
+            last_indexed=raw.get("last_indexed") if isinstance(raw.get("last_indexed"), str) else None
+        )
+        for key, item in (raw.get("files") or {}).items():
+            try:
+                state.files[key] = FileState(
+                    str(item["sig"]), int(item["tier"]), bool(item.get("thinking", True))
+                )
+            except (KeyError, TypeError, ValueError):
+                continue
+        for key, item in (raw.get("refused") or {}).items():
+            try:
+                state.refused[key] = RefusedFile(
+                    str(item["sig"]),
+                    str(item["sha256"]),
+                    str(item["funes_version"]),
+                    str(item.get("error", "")),
+                )
+            except (KeyError, TypeError):
+                continue
+        return state
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "last_indexed": self.last_indexed,
+            "files": {k: v.to_json() for k, v in sorted(self.files.items())},
+            "refused": {k: v.to_json() for k, v in sorted(self.refused.items())},
+        }
+
+    def save(self, path: Path) -> None:
+        atomic_write_text(path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
+
+
+# --------------------------------------------------------------------------- the write lock
+
+
+class LockBusyError(RuntimeError):
+    """Another writer holds ``store.lock``."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.pid = pid
+        who = f" (pid {pid})" if pid else ""
+        super().__init__(f"another funes index is running{who}; retry in a moment")
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by someone else
+        return True
+    return True
+
+
+def _holder_pid(path: Path, *, patience: float = 1.0) -> int | None:
+    """The pid of the lock's holder, from its sidecar.
+
+    The holder writes the sidecar right *after* it gets the lock, so a contender that lost the
+    race by microseconds may find no file yet, or the stale pid of a holder that was killed:
+    give the new holder a moment to write it, and accept only a live process.
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        pid = _read_pid(path)
+        if pid is not None and _alive(pid):
+            return pid
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)
+
+
+def _try_flock(fd: int) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: msvcrt locks a byte range instead
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def write_lock(home: Home, *, wait: float = 0.0, notify: TextIO | None = None) -> Iterator[None]:
+    """Hold ``store.lock`` (an advisory ``flock``) for the duration; readers never take it.
+
+    ``wait`` is how long to keep trying (an interactive user can wait a few seconds; a hook must
+    not), after which :class:`LockBusyError` names the holder's pid from ``store.lock.pid``. The
+    kernel drops a flock when its holder dies, even by ``kill -9``, so a stale lock cannot exist;
+    a stale pid file is harmless because it is only read while the lock is actually held.
+    """
+    home.ensure()
+    fd = os.open(home.lock_path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        deadline = time.monotonic() + wait
+        told = False
+        while not _try_flock(fd):
+            if time.monotonic() >= deadline:
+                raise LockBusyError(_holder_pid(home.lock_pid_path))
+            if notify is not None and not told:
+                pid = _holder_pid(home.lock_pid_path, patience=0.2)
+                who = f" (pid {pid})" if pid else ""
+                print(f"waiting for another funes index{who}…", file=notify)
+                told = True
+            time.sleep(0.2)
+        atomic_write_text(home.lock_pid_path, f"{os.getpid()}\n")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                if _read_pid(home.lock_pid_path) == os.getpid():
+                    home.lock_pid_path.unlink()
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def stderr_is_interactive() -> bool:
+    """True when a person is watching: both stdin and stderr are terminals."""
+    return sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()

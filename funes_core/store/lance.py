@@ -1,0 +1,495 @@
+"""The LanceDB store: the default memory, an embedded table ``chunks`` in a folder (or object store URI).
+
+Design notes (each one is a reason, not a preference):
+
+- **Schema.** Columns follow the reference order (``id, text, session_id, workdir, turn_uuid,
+  parent_uuid, seq, ts, role, block_type, tool_name, source_path, block_idx, split_idx, vector``),
+  then ``harness, repo, taint``. ``vector`` is a *nullable* ``FixedSizeList<float32, dim>``: rows
+  are written text-first and their embedding is filled in later, so text is searchable by BM25
+  seconds after a turn ends while the slow CPU embedding catches up.
+- **Model stamp.** Stored as metadata on the ``vector`` field (``embedding_model``,
+  ``embedding_dim``), written when the table is created. It lives inside the dataset, so a copy of
+  the table (to a bucket, to another machine) carries it; a sidecar file could be left behind.
+  Tables that only carry the older table-level ``embedding_model`` key are read too.
+- **Dedup.** ``merge_insert("id")`` inserting only unmatched ids: atomic, one commit, idempotent,
+  so a re-run after a crash never duplicates anything.
+- **Indexes.** A native FTS (inverted) index on ``text`` exists from the table's creation; rows
+  written since it was last refreshed are still found (scanned flat) and :meth:`optimize` folds
+  them in. An IVF_HNSW_SQ index (cosine) on ``vector`` is created only once
+  :data:`ANN_MIN_ROWS` rows carry a vector: below that, exact brute force is fast and exact.
+- **Versions.** Every commit is a version; :meth:`optimize` compacts and deletes versions older
+  than :data:`VERSION_GRACE`. Not zero: a reader in another process may be mid-query on one.
+- **Readers** connect with ``read_consistency_interval=0`` so every call sees the latest commit of
+  a concurrent writer (a manifest check; measured at well under a millisecond locally).
+
+lancedb is imported inside this module's functions only: importing it costs over a second, and
+``funes --help`` must not pay for it. Never fork after it is imported (its runtime has threads).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from funes_core.store.base import Filters, Hit, ModelMismatchError, ModelStamp, Row, StoreStats, Vector
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "ANN_MIN_ROWS",
+    "COLUMNS",
+    "DEFAULT_DIM",
+    "TABLE_NAME",
+    "VERSION_GRACE",
+    "LanceStore",
+    "arrow_schema",
+    "filters_sql",
+    "sql_literal",
+]
+
+TABLE_NAME = "chunks"
+DEFAULT_DIM = 384
+#: Rows with a vector before an ANN index is worth building (brute force is exact and fast below).
+ANN_MIN_ROWS = 20_000
+#: Rows per IVF partition of the HNSW index (HNSW wants few partitions; each is one graph).
+ANN_ROWS_PER_PARTITION = 250_000
+#: Versions younger than this survive :meth:`LanceStore.optimize` (readers may still be on them).
+VERSION_GRACE = timedelta(minutes=5)
+#: Ids per ``IN (...)`` list, to keep generated SQL a reasonable size.
+_IN_BATCH = 512
+
+#: Every column in table order; ``vector`` is handled separately (never loaded into rows).
+COLUMNS: tuple[str, ...] = (
+    "id",
+    "text",
+    "session_id",
+    "workdir",
+    "turn_uuid",
+    "parent_uuid",
+    "seq",
+    "ts",
+    "role",
+    "block_type",
+    "tool_name",
+    "source_path",
+    "block_idx",
+    "split_idx",
+    "vector",
+    "harness",
+    "repo",
+    "taint",
+)
+_ROW_COLUMNS = [c for c in COLUMNS if c != "vector"]
+_NULLABLE = {"parent_uuid", "tool_name", "vector"}
+_INT_COLUMNS = {"seq", "block_idx", "split_idx"}
+_MODEL_KEY = b"embedding_model"
+_DIM_KEY = b"embedding_dim"
+
+
+def _lancedb() -> Any:
+    # Lance logs (Rust env_logger) go straight to stderr; keep them to errors unless asked.
+    os.environ.setdefault("LANCEDB_LOG", "error")
+    import lancedb
+
+    return lancedb
+
+
+def arrow_schema(dim: int, stamp: ModelStamp | None = None) -> pa.Schema:
+    """The table schema; the model stamp rides on the ``vector`` field's metadata."""
+    import pyarrow as pa
+
+    fields = []
+    for name in COLUMNS:
+        if name == "vector":
+            meta = {_MODEL_KEY: stamp.model.encode(), _DIM_KEY: str(stamp.dim).encode()} if stamp else None
+            fields.append(pa.field("vector", pa.list_(pa.float32(), dim), nullable=True, metadata=meta))
+        else:
+            kind = pa.int64() if name in _INT_COLUMNS else pa.utf8()
+            fields.append(pa.field(name, kind, nullable=name in _NULLABLE))
+    return pa.schema(fields)
+
+
+def sql_literal(value: str) -> str:
+    """A SQL string literal: quoted, with ``'`` doubled (the only escape SQL string literals have)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def filters_sql(filters: Filters | None) -> str | None:
+    """Translate :class:`Filters` into a Lance SQL predicate with exactly ``Filters.matches``' semantics."""
+    if filters is None or filters.empty:
+        return None
+    parts: list[str] = []
+    if filters.harness is not None:
+        parts.append(f"harness IN ({', '.join(sql_literal(v) for v in filters.harness_values())})")
+    for column in ("role", "block_type", "session_id"):
+        value = getattr(filters, column)
+        if value is not None:
+            parts.append(f"{column} = {sql_literal(value)}")
+    if filters.repo is not None:
+        # `repo` holds space-separated identities; match one whole identity, never a substring.
+        parts.append(f"array_has(string_to_array(repo, ' '), {sql_literal(filters.repo)})")
+    if filters.ts_lower is not None:
+        parts.append(f"ts >= {sql_literal(filters.ts_lower)}")
+    if filters.ts_upper is not None:
+        parts.append(f"ts < {sql_literal(filters.ts_upper)}")
+    return " AND ".join(f"({p})" for p in parts)
+
+
+def _and(*clauses: str | None) -> str | None:
+    present = [c for c in clauses if c]
+    if not present:
+        return None
+    return " AND ".join(f"({c})" for c in present)
+
+
+def _rows_from_arrow(table: pa.Table) -> list[Row]:
+    return [Row(**{c: rec[c] for c in _ROW_COLUMNS}) for rec in table.select(_ROW_COLUMNS).to_pylist()]
+
+
+def _dir_size(path: Path) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += (Path(dirpath) / name).stat().st_size
+            except OSError:
+                continue
+    return total
+
+
+class LanceStore:
+    """A :class:`~funes_core.store.base.Store` on an embedded LanceDB table named ``chunks``.
+
+    ``uri`` is the memory folder (``$FUNES_HOME/memory``; the table is ``chunks.lance`` inside)
+    or an object-store URI. Opening never creates anything; the first :meth:`stamp_model` or
+    :meth:`add` creates the table. ``read_consistency_interval`` is how stale a read may be:
+    ``timedelta(0)`` (default) re-checks for new commits on every call, ``None`` never does
+    (right for the single writer, which sees its own commits anyway).
+    """
+
+    def __init__(
+        self,
+        uri: str | os.PathLike[str],
+        *,
+        label: str | None = None,
+        read_consistency_interval: timedelta | None = timedelta(0),
+        ann_min_rows: int = ANN_MIN_ROWS,
+        storage_options: Mapping[str, str] | None = None,
+    ) -> None:
+        self.uri = os.fspath(uri)
+        self.label = label if label is not None else self.uri
+        self.ann_min_rows = ann_min_rows
+        lancedb = _lancedb()
+        self._db = lancedb.connect(
+            self.uri,
+            read_consistency_interval=read_consistency_interval,
+            storage_options=dict(storage_options) if storage_options else None,
+        )
+        self._table: Any = None
+        self._fts_checked = False
+
+    # -- table plumbing -------------------------------------------------------------------
+    @property
+    def table_path(self) -> Path:
+        return Path(self.uri) / f"{TABLE_NAME}.lance"
+
+    def exists(self) -> bool:
+        """True once the table has been created (a folder without it is an empty memory)."""
+        return self._tbl() is not None
+
+    def _tbl(self) -> Any:
+        if self._table is None:
+            try:
+                self._table = self._db.open_table(TABLE_NAME)
+            except (ValueError, FileNotFoundError):
+                return None
+        return self._table
+
+    def _create(self, stamp: ModelStamp | None) -> Any:
+        dim = stamp.dim if stamp else DEFAULT_DIM
+        self._table = self._db.create_table(TABLE_NAME, schema=arrow_schema(dim, stamp), exist_ok=True)
+        self._ensure_fts()
+        return self._table
+
+    def _ensure_fts(self) -> None:
+        """Make sure the FTS index exists (a crash between table creation and indexing leaves none)."""
+        if self._fts_checked:
+            return
+        from lancedb.index import FTS
+
+        table = self._tbl()
+        if table is None:
+            return
+        if not any(ix.columns == ["text"] for ix in table.list_indices()):
+            table.create_index("text", config=FTS(with_position=False), replace=False)
+        self._fts_checked = True
+
+    def _vector_dim(self, table: Any) -> int:
+        return int(table.schema.field("vector").type.list_size)
+
+    # -- model ----------------------------------------------------------------------------
+    def model_stamp(self) -> ModelStamp | None:
+        table = self._tbl()
+        if table is None:
+            return None
+        schema = table.schema
+        field_meta = schema.field("vector").metadata or {}
+        table_meta = schema.metadata or {}
+        model = field_meta.get(_MODEL_KEY) or table_meta.get(_MODEL_KEY)
+        if not model:
+            return None
+        raw_dim = field_meta.get(_DIM_KEY)
+        dim = int(raw_dim) if raw_dim else self._vector_dim(table)
+        return ModelStamp(model.decode(), dim)
+
+    def stamp_model(self, stamp: ModelStamp) -> None:
+        table = self._tbl()
+        if table is None:
+            self._create(stamp)
+            return
+        stored = self.model_stamp()
+        if stored is None:
+            width = self._vector_dim(table)
+            if width != stamp.dim:
+                raise ModelMismatchError(self.label, ModelStamp(f"an unknown {width}-d model", width), stamp)
+            table.update_field_metadata(
+                {
+                    "path": "vector",
+                    "metadata": {_MODEL_KEY.decode(): stamp.model, _DIM_KEY.decode(): str(stamp.dim)},
+                }
+            )
+        elif stored != stamp:
+            raise ModelMismatchError(self.label, stored, stamp)
+
+    # -- writes ---------------------------------------------------------------------------
+    def _check_vector(self, vector: Vector, dim: int) -> Vector:
+        arr = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if arr.shape[0] != dim:
+            raise ValueError(f"vector has {arr.shape[0]} dimensions; this memory holds {dim}-d vectors")
+        return arr
+
+    def _vector_array(self, vectors: Sequence[Vector | None], dim: int) -> pa.Array:
+        import pyarrow as pa
+
+        flat = np.zeros((len(vectors), dim), dtype=np.float32)
+        mask = np.zeros(len(vectors), dtype=bool)
+        for i, vec in enumerate(vectors):
+            if vec is None:
+                mask[i] = True
+            else:
+                flat[i] = self._check_vector(vec, dim)
+        return pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1)), dim, mask=pa.array(mask))
+
+    def add(self, rows: Sequence[Row]) -> int:
+        import pyarrow as pa
+
+        unique: dict[str, Row] = {}
+        for row in rows:
+            unique.setdefault(row.id, row)
+        if not unique:
+            return 0
+        table = self._tbl()
+        if table is None:
+            table = self._create(None)
+        self._ensure_fts()
+        schema = table.schema
+        dim = self._vector_dim(table)
+        items = list(unique.values())
+        columns: dict[str, Any] = {c: [getattr(r, c) for r in items] for c in _ROW_COLUMNS}
+        columns["vector"] = self._vector_array([r.vector for r in items], dim)
+        data = pa.table({c: columns[c] for c in schema.names}, schema=schema)
+        result = table.merge_insert("id").when_not_matched_insert_all().execute(data, on_bad_vectors="null")
+        return int(result.num_inserted_rows)
+
+    def set_vectors(self, vectors: Mapping[str, Vector]) -> None:
+        import pyarrow as pa
+
+        table = self._tbl()
+        if table is None or not vectors:
+            return
+        dim = self._vector_dim(table)
+        ids = list(vectors)
+        field = table.schema.field("vector")
+        data = pa.table(
+            {"id": pa.array(ids, pa.utf8()), "vector": self._vector_array([vectors[i] for i in ids], dim)},
+            schema=pa.schema([table.schema.field("id"), field]),
+        )
+        table.merge_insert("id").when_matched_update_all(where="target.vector IS NULL").execute(data)
+
+    def optimize(self) -> None:
+        """Fold new rows into the indexes, compact small fragments, drop versions past the grace period.
+
+        Builds the ANN index the first time :attr:`ann_min_rows` rows carry a vector; after that,
+        ``optimize`` keeps it current incrementally.
+        """
+        table = self._tbl()
+        if table is None:
+            return
+        self._ensure_fts()
+        table.optimize(cleanup_older_than=VERSION_GRACE)
+        has_ann = any(ix.columns == ["vector"] for ix in table.list_indices())
+        if not has_ann:
+            with_vectors = table.count_rows("vector IS NOT NULL")
+            if with_vectors >= self.ann_min_rows:
+                from lancedb.index import HnswSq
+
+                partitions = max(1, -(-with_vectors // ANN_ROWS_PER_PARTITION))
+                table.create_index(
+                    "vector", config=HnswSq(distance_type="cosine", num_partitions=partitions), replace=True
+                )
+
+    def has_ann_index(self) -> bool:
+        table = self._tbl()
+        return table is not None and any(ix.columns == ["vector"] for ix in table.list_indices())
+
+    # -- reads ----------------------------------------------------------------------------
+    def _query(self, where: str | None, columns: Sequence[str]) -> pa.Table:
+        table = self._tbl()
+        query = table.search()
+        if where:
+            query = query.where(where)
+        return query.select(list(columns)).limit(None).to_arrow()
+
+    def existing_ids(self, ids: Iterable[str]) -> set[str]:
+        table = self._tbl()
+        wanted = list(dict.fromkeys(ids))
+        if table is None or not wanted:
+            return set()
+        found: set[str] = set()
+        for start in range(0, len(wanted), _IN_BATCH):
+            batch = wanted[start : start + _IN_BATCH]
+            where = f"id IN ({', '.join(sql_literal(i) for i in batch)})"
+            found.update(self._query(where, ["id"]).column("id").to_pylist())
+        return found
+
+    def owed(self, limit: int) -> list[Row]:
+        table = self._tbl()
+        if table is None or limit <= 0:
+            return []
+        pending = self._query("vector IS NULL", ["id", "ts"])
+        if pending.num_rows == 0:
+            return []
+        first = pending.sort_by([("ts", "ascending"), ("id", "ascending")]).slice(0, limit)
+        ids = first.column("id").to_pylist()
+        rows = _rows_from_arrow(
+            self._query(f"id IN ({', '.join(sql_literal(i) for i in ids)})", _ROW_COLUMNS)
+        )
+        rows.sort(key=lambda r: (r.ts, r.id))
+        return rows
+
+    def vector_search(self, vector: Vector, k: int, filters: Filters | None = None) -> list[Hit]:
+        table = self._tbl()
+        if table is None or k <= 0:
+            return []
+        query_vec = self._check_vector(vector, self._vector_dim(table))
+        if not np.any(query_vec):
+            return []
+        query = table.search(query_vec, vector_column_name="vector").distance_type("cosine")
+        where = filters_sql(filters)
+        if where:
+            query = query.where(where, prefilter=True)
+        result = query.select([*_ROW_COLUMNS, "_distance"]).limit(k).to_arrow()
+        distances = result.column("_distance").to_pylist()
+        return [Hit(row, 1.0 - float(d)) for row, d in zip(_rows_from_arrow(result), distances, strict=True)]
+
+    def text_search(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
+        table = self._tbl()
+        if table is None or k <= 0 or not query.strip():
+            return []
+        from lancedb import query as lance_query
+
+        # A MatchQuery is never parsed as query syntax: quotes, colons or AND in the user's words
+        # cannot turn into a phrase or a boolean query (a phrase would need token positions).
+        # (Called through Any: mypy cannot see the defaults of its pydantic fields.)
+        match_query: Any = lance_query.MatchQuery
+        search = table.search(match_query(query, "text"), query_type="fts")
+        where = filters_sql(filters)
+        if where:
+            search = search.where(where, prefilter=True)
+        result = search.select([*_ROW_COLUMNS, "_score"]).limit(k).to_arrow()
+        scores = result.column("_score").to_pylist()
+        return [Hit(row, float(s)) for row, s in zip(_rows_from_arrow(result), scores, strict=True)]
+
+    def session_rows(
+        self, session_id: str, seq_from: int | None = None, seq_to: int | None = None
+    ) -> list[Row]:
+        if self._tbl() is None:
+            return []
+        where = _and(
+            f"session_id = {sql_literal(session_id)}",
+            f"seq >= {int(seq_from)}" if seq_from is not None else None,
+            f"seq <= {int(seq_to)}" if seq_to is not None else None,
+        )
+        rows = _rows_from_arrow(self._query(where, _ROW_COLUMNS))
+        rows.sort(key=lambda r: (r.seq, r.block_idx, r.split_idx))
+        return rows
+
+    def session_vectors(self, session_id: str) -> dict[str, Vector]:
+        table = self._tbl()
+        if table is None:
+            return {}
+        where = f"session_id = {sql_literal(session_id)} AND vector IS NOT NULL"
+        found = self._query(where, ["id", "vector"])
+        if found.num_rows == 0:
+            return {}
+        dim = self._vector_dim(table)
+        matrix = found.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, dim)
+        return {
+            row_id: np.array(matrix[i], dtype=np.float32)
+            for i, row_id in enumerate(found.column("id").to_pylist())
+        }
+
+    def scan(self, filters: Filters | None = None) -> list[Row]:
+        if self._tbl() is None:
+            return []
+        return _rows_from_arrow(self._query(filters_sql(filters), _ROW_COLUMNS))
+
+    def count(self, filters: Filters | None = None) -> int:
+        table = self._tbl()
+        if table is None:
+            return 0
+        return int(table.count_rows(filters_sql(filters)))
+
+    def stats(self) -> StoreStats:
+        table = self._tbl()
+        if table is None:
+            return StoreStats(chunks=0, sessions=0, owed=0, harnesses={}, disk_bytes=self.disk_bytes())
+        import pyarrow.compute as pc
+
+        facets = self._query(None, ["session_id", "harness"])
+        harnesses: dict[str, int] = {}
+        if facets.num_rows:
+            for item in pc.value_counts(facets.column("harness")).to_pylist():
+                harnesses[str(item["values"])] = int(item["counts"])
+        return StoreStats(
+            chunks=facets.num_rows,
+            sessions=int(pc.count_distinct(facets.column("session_id")).as_py()) if facets.num_rows else 0,
+            owed=int(table.count_rows("vector IS NULL")),
+            harnesses=dict(sorted(harnesses.items(), key=lambda kv: (-kv[1], kv[0]))),
+            disk_bytes=self.disk_bytes(),
+        )
+
+    def disk_bytes(self) -> int:
+        """Bytes on disk of the table (data, indexes, manifests); 0 for a remote URI."""
+        path = self.table_path
+        return _dir_size(path) if "://" not in self.uri and path.exists() else 0
+
+    def last_write(self) -> datetime | None:
+        """When the latest version was committed (UTC), or ``None`` for an empty memory."""
+        table = self._tbl()
+        if table is None:
+            return None
+        versions = table.list_versions()
+        if not versions:
+            return None
+        latest = max(versions, key=lambda v: v["version"])["timestamp"]
+        if not isinstance(latest, datetime):
+            return None
+        # lancedb hands back a naive local time; astimezone() reads a naive value as local.
+        return latest.astimezone(UTC)

@@ -1,0 +1,34 @@
+"""Shared fixtures for the core's tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from funes_core.embed import Embedder, HashEmbedder
+from funes_core.home import Home
+
+
+@pytest.fixture
+def funes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Home]:
+    """An isolated, empty ``$FUNES_HOME`` (set in the environment for subprocesses too)."""
+    root = tmp_path / "funes-home"
+    monkeypatch.setenv("FUNES_HOME", str(root))
+    monkeypatch.delenv("FUNES_EMBEDDER", raising=False)
+    yield Home(root)
+
+
+@pytest.fixture(scope="session")
+def real_embedder(tmp_path_factory: pytest.TempPathFactory) -> Embedder:
+    """funes' pinned model, loaded once per test session (shared with the StoreContract suite)."""
+    from funes_contracts.store import shared_real_embedder
+
+    return shared_real_embedder(tmp_path_factory.mktemp("funes-model-cache"))
+
+
+@pytest.fixture
+def hash_embedder() -> HashEmbedder:
+    """The deterministic test double, for tests where retrieval quality does not matter."""
+    return HashEmbedder()

@@ -1,0 +1,480 @@
+"""``funes integrations``: install / remove / list / info / convert / check, in a throwaway HOME.
+
+The CLI runs in-process (typer's CliRunner) against a fresh plugin manager that loads only the
+installed funes-echo. Subprocesses that would install packages or build an index are replaced by
+a recording runner, except where a test says it runs the real thing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import stat
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import funes_echo
+from funes_core.catalog import load_catalog
+from funes_core.cli import make_app
+from funes_core.integrations import UI, InstallError, Integrations, RunResult, installer_argv
+from funes_core.plugins import FunesPluginManager, load_plugins
+from funes_core.turns import read_turns_file
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(funes_echo.__file__).parent / "contract_fixtures"
+ECHO_SRC = REPO / "plugins" / "funes-echo"
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def pm() -> FunesPluginManager:
+    return load_plugins(environ={"FUNES_LOAD_PLUGINS": "echo"}, stderr=io.StringIO())
+
+
+@dataclass
+class World:
+    home: Path
+    funes_home: Path
+    env: dict[str, str]
+
+    def config(self) -> Path:
+        return self.home / ".echo" / "config.json"
+
+    def mcp(self) -> Path:
+        return self.home / ".echo" / "mcp.json"
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+    """A HOME with echo's realistic config and two sessions, an empty FUNES_HOME, a pinned FUNES_BIN."""
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "config-home", home)
+    shutil.copytree(FIXTURES / "home" / ".echo" / "sessions", home / ".echo" / "sessions")
+    funes_home = tmp_path / "funes-home"
+    env = {"HOME": str(home), "FUNES_HOME": str(funes_home), "FUNES_BIN": "funes-under-test"}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return World(home, funes_home, env)
+
+
+def cli(pm: FunesPluginManager, args: list[str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(make_app(pm), args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@dataclass
+class FakeRunner:
+    """Records subprocess calls; answers with ``results`` in order (default: success)."""
+
+    results: list[RunResult] = field(default_factory=list)
+    calls: list[tuple[list[str], dict[str, str] | None]] = field(default_factory=list)
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        stream: bool = False,
+    ) -> RunResult:
+        self.calls.append((list(argv), dict(env) if env is not None else None))
+        return self.results.pop(0) if self.results else RunResult(0, "")
+
+
+@dataclass
+class FakeUI:
+    terminal: bool = False
+    answer: bool = False
+    out: list[str] = field(default_factory=list)
+    err: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)
+
+    def ui(self) -> UI:
+        def confirm(question: str) -> bool:
+            self.asked.append(question)
+            return self.answer
+
+        return UI(
+            out=self.out.append, err=self.err.append, is_terminal=lambda: self.terminal, confirm=confirm
+        )
+
+
+def orchestrator(pm: FunesPluginManager, runner: FakeRunner, ui: FakeUI, **kw: object) -> Integrations:
+    return Integrations(pm=pm, ui=ui.ui(), runner=runner, **kw)  # type: ignore[arg-type]
+
+
+# -- install / remove ---------------------------------------------------------------------------
+
+
+def test_install_then_reinstall_then_remove_restores_everything(pm: FunesPluginManager, world: World) -> None:
+    original_config = world.config().read_bytes()
+    original_mcp = world.mcp().read_bytes()
+    sessions = snapshot(world.home / ".echo" / "sessions")
+
+    code, out, err = cli(pm, ["integrations", "install", "echo", "--no-index"])
+    assert code == 0, err
+    assert out.splitlines() == [
+        "echo: added the funes MCP server in ~/.echo/mcp.json",
+        "echo: added the funes hook in ~/.echo/config.json",
+        f"echo: converted 2 sessions into {world.funes_home / 'spool' / 'echo'} (2 written, 0 unchanged)",
+        "echo: skipped the first index (--no-index); run `funes index --harness echo` later",
+        "echo: installed",
+    ]
+    config = json.loads(world.config().read_text())
+    assert config["hooks"]["funes"]["run"] == [
+        "funes-under-test",
+        "integrations",
+        "convert",
+        "echo",
+        "{transcript}",
+        str(world.funes_home / "spool" / "echo"),
+        "--index",
+    ]
+    assert config["hooks"]["lint"] == {"on": "turn_end", "run": ["ruff", "check", "."]}
+    mcp = json.loads(world.mcp().read_text())
+    assert mcp["mcpServers"]["funes"]["command"] == "funes-under-test"
+    assert mcp["mcpServers"]["funes"]["args"] == ["mcp"]
+    spool = world.funes_home / "spool" / "echo"
+    assert sorted(p.name for p in spool.iterdir()) == ["2026-03-02-parser.funes.jsonl", "alpha.funes.jsonl"]
+    record = world.funes_home / "integrations" / "echo.json"
+    assert stat.S_IMODE(record.stat().st_mode) == 0o600
+    for folder in (world.funes_home / "integrations", world.funes_home / "spool", spool):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    assert json.loads(record.read_text())["origin"] == "environment"
+
+    before = snapshot(world.home), snapshot(world.funes_home)
+    code, out, err = cli(pm, ["integrations", "install", "echo", "--no-index"])
+    assert code == 0, err
+    assert (snapshot(world.home), snapshot(world.funes_home)) == before, "a second install changes nothing"
+    assert out.splitlines()[-1] == "echo: already installed; nothing changed"
+    assert "echo: the funes hook already in ~/.echo/config.json" in out
+
+    code, out, err = cli(pm, ["integrations", "remove", "echo"])
+    assert code == 0, err
+    assert world.config().read_bytes() == original_config
+    assert world.mcp().read_bytes() == original_mcp
+    assert snapshot(world.home / ".echo" / "sessions") == sessions, "the agent's transcripts are kept"
+    assert len(list(spool.iterdir())) == 2, "the spool is kept"
+    assert not record.exists()
+    assert "removed; the memory, the spool and the agent's transcripts are kept" in out
+
+    code, out, _ = cli(pm, ["integrations", "remove", "echo"])
+    assert code == 0 and "echo: nothing to remove" in out
+    assert world.config().read_bytes() == original_config
+
+
+def test_install_into_a_home_without_echo_config(
+    pm: FunesPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "bare-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "fh"))
+    code, out, err = cli(pm, ["integrations", "install", "echo"])
+    assert code == 0, err
+    assert "no echo sessions to index yet" in out
+    assert (home / ".echo" / "config.json").is_file()
+    code, _, err = cli(pm, ["integrations", "remove", "echo"])
+    assert code == 0, err
+    assert [p for p in home.rglob("*") if p.is_file()] == [], "remove deleted the files install created"
+
+
+def test_memory_is_bound_kept_and_unbound(pm: FunesPluginManager, world: World) -> None:
+    assert cli(pm, ["integrations", "install", "echo", "team/memory", "--no-index", "--no-seed"])[0] == 0
+    args = lambda: json.loads(world.mcp().read_text())["mcpServers"]["funes"]["args"]  # noqa: E731
+    assert args() == ["mcp", "team/memory"]
+    assert cli(pm, ["integrations", "install", "echo", "--no-index", "--no-seed"])[0] == 0
+    assert args() == ["mcp", "team/memory"], "a bare re-run keeps the bound memory"
+    code, out, _ = cli(pm, ["integrations", "install", "echo", "local", "--no-index", "--no-seed"])
+    assert code == 0 and "echo: updated the funes MCP server in ~/.echo/mcp.json" in out
+    assert args() == ["mcp"]
+
+
+def test_install_runs_the_first_index_through_the_index_entry_point(
+    pm: FunesPluginManager, world: World
+) -> None:
+    runner, ui = FakeRunner(results=[RunResult(0, "indexed 7 chunks")]), FakeUI()
+    assert orchestrator(pm, runner, ui).install("echo") == 0
+    [(argv, env)] = runner.calls
+    assert argv == [sys.executable, "-m", "funes_core", "index", "--harness", "echo"]
+    assert env is not None and env["FUNES_HOME"] == str(world.funes_home) and env["HOME"] == str(world.home)
+    assert "indexed 7 chunks" in ui.out and ui.out[-1] == "echo: installed"
+
+
+def test_a_failed_first_index_is_reported_and_the_wiring_stays(pm: FunesPluginManager, world: World) -> None:
+    runner = FakeRunner(results=[RunResult(2, "Usage: funes index\nError: No such option: --harness")])
+    ui = FakeUI()
+    assert orchestrator(pm, runner, ui).install("echo") == 1
+    assert ui.err[-1] == (
+        "funes: echo is wired, but the first index failed (exit 2): Error: No such option: --harness; "
+        "run `funes index --harness echo` to retry"
+    )
+    assert "funes" in json.loads(world.config().read_text())["hooks"]
+    assert "funes" in json.loads(world.mcp().read_text())["mcpServers"]
+    assert (world.funes_home / "integrations" / "echo.json").is_file()
+
+
+def test_a_broken_agent_config_is_a_clear_error_and_stays_untouched(
+    pm: FunesPluginManager, world: World
+) -> None:
+    world.config().write_text('{"theme": "dark",', encoding="utf-8")
+    code, _, err = cli(pm, ["integrations", "install", "echo", "--no-index"])
+    assert code == 1
+    assert err.startswith(f"funes: echo: {world.config()}: is not valid JSON (")
+    assert world.config().read_text() == '{"theme": "dark",'
+    code, out, _ = cli(pm, ["integrations", "list"])
+    assert code == 0 and "broken" in out
+
+
+# -- trust --------------------------------------------------------------------------------------
+
+
+def test_from_path_off_a_terminal_without_yes_is_refused(pm: FunesPluginManager, world: World) -> None:
+    code, _, err = cli(pm, ["integrations", "install", "echo", "--from", str(ECHO_SRC)])
+    assert code == 1
+    assert err == (
+        f"funes: refusing to install funes-echo 0.1.0 by funes developers from {ECHO_SRC} (a local folder): "
+        "the funes catalog does not vouch for it and there is no terminal to confirm it; run this in a "
+        "terminal to confirm it, or pass --yes to trust it\n"
+    )
+    assert not world.config().read_text().count("funes-echo"), "nothing was wired"
+
+
+def test_from_path_at_a_terminal_asks_every_time(pm: FunesPluginManager, world: World) -> None:
+    runner, ui = FakeRunner(), FakeUI(terminal=True, answer=False)
+    with pytest.raises(
+        InstallError, match=r"not installed: funes-echo 0.1.0 by funes developers was not trusted"
+    ):
+        orchestrator(pm, runner, ui).install("echo", from_path=ECHO_SRC)
+    assert ui.asked == ["Trust it? [y/N]"] and runner.calls == []
+    assert any(f"origin: {ECHO_SRC} (a local folder)" in line for line in ui.err)
+
+    ui.answer = True
+    assert orchestrator(pm, runner, ui).install("echo", "team/m", from_path=ECHO_SRC, index=False) == 0
+    assert len(ui.asked) == 2, "trust is confirmed every time"
+    (install_argv, _), (handover, _) = runner.calls
+    assert install_argv == installer_argv(str(ECHO_SRC))
+    assert handover[:7] == [sys.executable, "-m", "funes_core", "integrations", "install", "echo", "team/m"]
+    assert "--installed-only" in handover and "--no-index" in handover
+    assert handover[handover.index("--origin") + 1] == f"path: {ECHO_SRC} (a local folder)"
+
+
+def test_yes_trusts_without_a_terminal(pm: FunesPluginManager, world: World) -> None:
+    runner, ui = FakeRunner(), FakeUI()
+    assert orchestrator(pm, runner, ui).install("echo", from_path=ECHO_SRC, yes=True) == 0
+    assert ui.asked == [] and ui.err[0].startswith("funes: trusting funes-echo 0.1.0")
+    assert runner.calls[0][0] == installer_argv(str(ECHO_SRC))
+
+
+def test_a_failed_package_install_is_one_clear_line(pm: FunesPluginManager, world: World) -> None:
+    runner = FakeRunner(results=[RunResult(1, "ERROR: No matching distribution found for funes-zeta")])
+    catalog = load_catalog(
+        'catalog_version = 1\n[integrations.zeta]\ndist = "funes-zeta"\nlabel = "Zeta"\ntier = "maintained"\n'
+        'author = "funes developers"\nsource = "plugins/funes-zeta"\nsummary = "s"\nroles = ["converter"]\n'
+        "contract_version = 1\n"
+    )
+    with pytest.raises(InstallError) as err:
+        orchestrator(pm, runner, FakeUI(), catalog=catalog).install("zeta")
+    assert str(err.value) == (
+        "installing funes-zeta failed (exit 1): ERROR: No matching distribution found for funes-zeta"
+    )
+    assert runner.calls[0][0] == installer_argv("funes-zeta"), "a maintained entry installs unasked"
+
+
+def test_a_community_listing_is_confirmed(pm: FunesPluginManager, world: World) -> None:
+    catalog = load_catalog(
+        'catalog_version = 1\n[integrations.zeta]\ndist = "funes-zeta"\nlabel = "Zeta"\ntier = "community"\n'
+        'author = "Someone"\nrepo = "https://example.org/funes-zeta"\nsummary = "s"\nroles = ["converter"]\n'
+        "contract_version = 1\n"
+    )
+    with pytest.raises(
+        InstallError, match=r"refusing to install funes-zeta .* by Someone from the funes catalog"
+    ):
+        orchestrator(pm, FakeRunner(), FakeUI(), catalog=catalog).install("zeta")
+
+
+def test_an_unknown_id_names_what_is_known(pm: FunesPluginManager, world: World) -> None:
+    code, _, err = cli(pm, ["integrations", "install", "nosuchagent"])
+    assert code == 1
+    assert err.startswith("funes: unknown integration 'nosuchagent': no installed plugin provides it")
+    assert "claude" in err and "echo" in err and "--from PATH" in err
+    code, _, err = cli(pm, ["integrations", "install", "Bad Id"])
+    assert code == 1 and "is not an integration id" in err
+
+
+# -- list / info --------------------------------------------------------------------------------
+
+
+def test_list_shows_installed_and_catalog_with_status(pm: FunesPluginManager, world: World) -> None:
+    code, out, _ = cli(pm, ["integrations", "list", "--json"])
+    rows = {row["id"]: row for row in json.loads(out)}
+    assert code == 0
+    assert rows["echo"]["status"] == "not wired" and rows["echo"]["agent_found"] is True
+    assert rows["echo"]["installed"] == "funes-echo 0.1.0"
+    assert (
+        rows["claude"]["status"] == "not installed"
+        and rows["claude"]["catalog"] == "funes-claude (maintained)"
+    )
+    cli(pm, ["integrations", "install", "echo", "--no-index", "--no-seed"])
+    code, out, _ = cli(pm, ["integrations", "list"])
+    lines = out.splitlines()
+    assert lines[0].split() == ["ID", "AGENT", "PLUGIN", "AGENT", "FOUND", "STATUS"]
+    assert any(
+        line.startswith("echo") and line.rstrip().endswith("wired") and "not" not in line for line in lines
+    )
+    assert any(line.startswith("claude") and "not installed" in line for line in lines)
+
+
+def test_info_text_and_json(pm: FunesPluginManager, world: World) -> None:
+    code, out, _ = cli(pm, ["integrations", "info", "echo"])
+    assert code == 0
+    assert "plugin: echo from funes-echo 0.1.0" in out
+    assert "converter: funes_echo.converter.EchoConverter" in out
+    assert "agent found on this machine: yes" in out
+    code, out, _ = cli(pm, ["integrations", "info", "echo", "--json"])
+    data = json.loads(out)
+    assert data["installed"]["status"] == "not wired"
+    assert data["catalog"]["dist"] == "funes-echo"
+    code, out, _ = cli(pm, ["integrations", "info", "codex"])
+    assert (
+        code == 0
+        and "plugin: not installed" in out
+        and "install it with: funes integrations install codex" in out
+    )
+    code, _, err = cli(pm, ["integrations", "info", "nosuch"])
+    assert code == 1 and "no installed plugin provides 'nosuch'" in err
+
+
+# -- convert ------------------------------------------------------------------------------------
+
+
+def test_convert_by_hand_gives_the_same_files_as_the_live_spool(
+    pm: FunesPluginManager, world: World, tmp_path: Path
+) -> None:
+    out_dir = tmp_path / "out"
+    code, out, err = cli(
+        pm, ["integrations", "convert", "echo", str(world.home / ".echo" / "sessions"), str(out_dir)]
+    )
+    assert code == 0, err
+    assert sorted(Path(line).name for line in out.splitlines()) == [
+        "2026-03-02-parser.funes.jsonl",
+        "alpha.funes.jsonl",
+    ]
+    assert "funes: echo: 2 turns files (7 turns)" in err
+    cli(pm, ["integrations", "install", "echo", "--no-index"])
+    assert snapshot(out_dir) == snapshot(world.funes_home / "spool" / "echo"), "same ids as the live hooks"
+    for path in out_dir.iterdir():
+        assert read_turns_file(path).warnings == []
+
+    code, _, err = cli(pm, ["integrations", "convert", "echo", str(tmp_path / "missing"), str(out_dir)])
+    assert code == 1 and "no such file or folder" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = cli(pm, ["integrations", "convert", "echo", str(empty), str(out_dir)])
+    assert code == 1 and err == f"funes: no echo sessions in {empty}\n"
+
+
+# -- check --------------------------------------------------------------------------------------
+
+
+def test_check_runs_the_contract_suite_on_the_installed_plugin(pm: FunesPluginManager, world: World) -> None:
+    code, out, err = cli(pm, ["integrations", "check", "echo"])
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert lines[0] == "echo (funes-echo 0.1.0): contract 1 conformance"
+    verdicts = {line.split()[1]: line.split()[0] for line in lines[1:-1]}
+    from funes_contracts.requirements import REQUIREMENTS
+
+    assert set(verdicts) == set(REQUIREMENTS), "one line per requirement"
+    assert set(verdicts.values()) <= {"PASS", "SKIP"}
+    assert verdicts["converter:golden"] == "PASS" and verdicts["installer:remove-restores"] == "PASS"
+    assert re.fullmatch(r"\d+ passed, 0 failed, \d+ skipped, 0 provisional warnings", lines[-1]), lines[-1]
+
+
+def test_check_reports_failures_and_exits_non_zero(
+    pm: FunesPluginManager, world: World, tmp_path: Path
+) -> None:
+    report = {
+        "contract_version": 1,
+        "results": [
+            {
+                "test": "T::test_golden[basic]",
+                "requirement": "converter:golden",
+                "outcome": "failed",
+                "reason": "line 2 differs",
+            },
+            {
+                "test": "T::test_golden[edge]",
+                "requirement": "converter:golden",
+                "outcome": "passed",
+                "reason": "",
+            },
+            {
+                "test": "T::test_discover",
+                "requirement": "converter:discover",
+                "outcome": "skipped",
+                "reason": "no home/",
+            },
+            {
+                "test": "T::test_new",
+                "requirement": "converter:seq-dense",
+                "outcome": "xfailed",
+                "reason": "provisional",
+            },
+        ],
+    }
+
+    def fake(argv: Sequence[str], **_: object) -> RunResult:
+        target = next(a for a in argv if a.startswith("--funes-report="))
+        Path(target.split("=", 1)[1]).write_text(json.dumps(report))
+        return RunResult(1, "")
+
+    ui = FakeUI()
+    assert Integrations(pm=pm, ui=ui.ui(), runner=fake).check("echo") == 1  # type: ignore[arg-type]
+    assert ui.out[1:4] == [
+        "SKIP  converter:discover   no home/",
+        "FAIL  converter:golden     T::test_golden[basic]: line 2 differs",
+        "WARN  converter:seq-dense  provisional",
+    ]
+    assert ui.out[-1] == "0 passed, 1 failed, 1 skipped, 1 provisional warnings"
+
+
+def test_check_without_a_report_is_an_error(pm: FunesPluginManager, world: World) -> None:
+    ui = FakeUI()
+    runner = FakeRunner(results=[RunResult(4, "ERROR: usage")])
+    with pytest.raises(InstallError, match=r"the contract suite did not run \(pytest exit 4\)"):
+        orchestrator(pm, runner, ui).check("echo")
+    assert ui.err == ["ERROR: usage"]
+
+
+def test_a_rerun_after_the_spool_drained_converts_nothing_unless_the_memory_is_gone(
+    pm: FunesPluginManager, world: World
+) -> None:
+    runner, ui = FakeRunner(), FakeUI()
+    assert orchestrator(pm, runner, ui).install("echo") == 0
+    spool = world.funes_home / "spool" / "echo"
+    for path in spool.iterdir():  # what `funes index` does once a file is stored
+        path.unlink()
+    (world.funes_home / "memory").mkdir()
+    runner, ui = FakeRunner(), FakeUI()
+    assert orchestrator(pm, runner, ui).install("echo") == 0
+    assert list(spool.iterdir()) == [] and runner.calls == []
+    assert ui.out[-2:] == [
+        "echo: spool up to date (2 sessions already converted)",
+        "echo: already installed; nothing changed",
+    ]
+
+    (world.funes_home / "memory").rmdir()  # the memory was deleted: re-running install rebuilds it
+    runner, ui = FakeRunner(), FakeUI()
+    assert orchestrator(pm, runner, ui).install("echo") == 0
+    assert len(list(spool.iterdir())) == 2 and len(runner.calls) == 1

@@ -1,0 +1,73 @@
+"""The repository keeps its promises: README commands, CI script, linters."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## The two commands.*?```bash\n(.*?)```", text, re.S)
+    assert block, "README has a 'The two commands' section with a bash block"
+    return [line for line in block.group(1).splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_readme_has_exactly_two_commands() -> None:
+    assert len(readme_commands()) == 2
+
+
+def test_ci_runs_the_readme_install_and_test_command() -> None:
+    install, test = readme_commands()
+    ci = (ROOT / ".ci" / "run").read_text()
+    ci_lines = [line.strip() for line in ci.splitlines() if line.strip() and not line.strip().startswith("#")]
+    assert test in ci_lines, "CI must run exactly the README's test command"
+    # CI installs with the same steps as the README (minus the demo), with the lock enforced.
+    for step in install.split(" && ")[:2]:
+        assert any(line.startswith(step) for line in ci_lines), step
+
+
+def test_readme_main_job_runs(tmp_path: Path) -> None:
+    """The README's first command ends with the demo; run it against a throwaway FUNES_HOME."""
+    install = readme_commands()[0]
+    demo = install.split(" && ")[-1]
+    assert demo.endswith("examples/demo.sh")
+    env = {
+        **os.environ,
+        "FUNES_HOME": str(tmp_path / "home"),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    proc = subprocess.run(
+        ["bash", str(ROOT / "examples" / "demo.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 rejected" in proc.stdout
+
+
+def _tool(name: str) -> str:
+    path = shutil.which(name, path=str(Path(sys.executable).parent))
+    assert path, f"{name} is installed in the dev environment"
+    return path
+
+
+def test_ruff_clean() -> None:
+    proc = subprocess.run([_tool("ruff"), "check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = subprocess.run([_tool("ruff"), "format", "--check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_mypy_strict_clean_on_core_and_contracts() -> None:
+    proc = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,0 +1,137 @@
+"""Both stores pass the shared StoreContract; the LanceDB store also keeps what it promises on disk."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from funes_contracts import StoreContract
+from funes_contracts.store import STAMP, make_row
+from funes_core.embed import HashEmbedder
+from funes_core.home import Home
+from funes_core.store import NO_INDEX_MESSAGE, NoIndexError, open_store
+from funes_core.store.base import ModelMismatchError, ModelStamp, Store
+from funes_core.store.lance import LanceStore, filters_sql
+from funes_core.store.memory import MemoryStore
+
+
+class TestMemoryStore(StoreContract):
+    @pytest.fixture
+    def make_store(self) -> Callable[[], Store]:
+        return MemoryStore
+
+
+class TestLanceStore(StoreContract):
+    @pytest.fixture
+    def make_store(self, tmp_path: Path) -> Callable[[], Store]:
+        counter = iter(range(1000))
+        return lambda: LanceStore(tmp_path / f"memory{next(counter)}")
+
+
+# ----------------------------------------------------------------------------- LanceDB only
+
+
+def test_lance_persists_rows_and_stamp_across_opens(tmp_path: Path) -> None:
+    first = LanceStore(tmp_path / "m")
+    first.stamp_model(STAMP)
+    first.add([make_row("a", "persisted text", vector=HashEmbedder().embed_query("x"))])
+    again = LanceStore(tmp_path / "m")
+    assert again.model_stamp() == STAMP
+    assert [r.id for r in again.scan()] == ["a"]
+    with pytest.raises(ModelMismatchError) as info:
+        again.stamp_model(ModelStamp("another/model", 384))
+    assert str(info.value) == (
+        f"memory {tmp_path / 'm'} was built with {STAMP.model}; this funes embeds with another/model. "
+        "Rebuild it with: funes index --rebuild"
+    )
+
+
+def test_lance_schema_order_nullable_vector_and_stamp_metadata(tmp_path: Path) -> None:
+    store = LanceStore(tmp_path / "m")
+    store.stamp_model(STAMP)
+    schema = store._tbl().schema
+    assert schema.names == [
+        "id", "text", "session_id", "workdir", "turn_uuid", "parent_uuid", "seq", "ts", "role",
+        "block_type", "tool_name", "source_path", "block_idx", "split_idx", "vector", "harness", "repo",
+        "taint",
+    ]  # fmt: skip
+    vector = schema.field("vector")
+    assert vector.nullable
+    assert vector.type.list_size == 384
+    assert vector.metadata[b"embedding_model"] == STAMP.model.encode()
+    assert (tmp_path / "m" / "chunks.lance").is_dir()
+
+
+def test_lance_reader_sees_a_writers_new_rows(tmp_path: Path) -> None:
+    writer = LanceStore(tmp_path / "m", read_consistency_interval=None)
+    writer.stamp_model(STAMP)
+    writer.add([make_row("a", "first")])
+    reader = open_store(tmp_path / "m")
+    assert reader.count() == 1
+    writer.add([make_row("b", "second wombat")])
+    writer.set_vectors({"a": HashEmbedder().embed_query("first")})
+    assert reader.count() == 2
+    assert [h.row.id for h in reader.text_search("wombat", 3)] == ["b"]
+    assert reader.stats().owed == 1
+
+
+def test_lance_ann_index_only_from_the_threshold(tmp_path: Path) -> None:
+    store = LanceStore(tmp_path / "m", ann_min_rows=300)
+    store.stamp_model(STAMP)
+    emb = HashEmbedder()
+    texts = [f"passage number {i} about topic {i % 17}" for i in range(299)]
+    store.add(
+        [
+            make_row(f"r{i}", t, vector=v)
+            for i, (t, v) in enumerate(zip(texts, emb.embed_documents(texts), strict=True))
+        ]
+    )
+    store.add([make_row("owed", "no vector yet")])
+    store.optimize()
+    assert not store.has_ann_index(), "299 vectors: brute force, no ANN index"
+    store.add([make_row("r299", "passage number 299", vector=emb.embed_query("passage number 299"))])
+    store.optimize()
+    assert store.has_ann_index()
+    hit = store.vector_search(emb.embed_query(texts[42]), 1)[0]
+    assert hit.row.id == "r42"
+    assert hit.score == pytest.approx(1.0, abs=0.02)
+
+
+def test_lance_optimize_prunes_old_versions_but_not_recent_ones(tmp_path: Path) -> None:
+    store = LanceStore(tmp_path / "m")
+    store.stamp_model(STAMP)
+    for i in range(5):
+        store.add([make_row(f"r{i}")])
+    before = len(store._tbl().list_versions())
+    store.optimize()
+    # versions younger than the grace period survive (a reader may be on them); data is intact
+    assert len(store._tbl().list_versions()) >= before
+    assert store.count() == 5
+
+
+def test_filters_sql_escapes_literals() -> None:
+    from funes_core.store.base import Filters
+
+    sql = filters_sql(Filters(role="it's", repo="o'wn/er"))
+    assert sql == "(role = 'it''s') AND (array_has(string_to_array(repo, ' '), 'o''wn/er'))"
+    assert filters_sql(Filters()) is None
+
+
+def test_open_store_messages(tmp_path: Path) -> None:
+    home = Home(tmp_path / "home")
+    with pytest.raises(NoIndexError) as info:
+        open_store(home=home)
+    assert str(info.value) == NO_INDEX_MESSAGE
+    with pytest.raises(NoIndexError) as info:
+        open_store(tmp_path / "elsewhere")
+    assert str(info.value) == f"no index found at {tmp_path / 'elsewhere'}"
+    store = open_store(home=home, create=True)
+    store.stamp_model(STAMP)
+    with pytest.raises(ModelMismatchError):
+        open_store(home=home, expect=ModelStamp("other", 384))
+    assert open_store(home.memory_dir / "chunks.lance").model_stamp() == STAMP
+    assert oct(home.memory_dir.stat().st_mode & 0o777) == "0o700"
+    assert np.isclose(1.0, 1.0)
