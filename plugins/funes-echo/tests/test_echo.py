@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from funes_core import ConfigError, InstallContext, WiringState
+from funes_core.jsonedit import EditError, JsonFile
 from funes_echo import EchoHookInstaller, EchoToolRegistrar
 from funes_echo.converter import parse_time
-from funes_echo.jsonedit import EditError, JsonFile
 
 MARKER = ("managed_by", "funes-echo")
 VALUE = {"on": "turn_end", "run": ["funes", "x"], "managed_by": "funes-echo"}

@@ -1,7 +1,8 @@
 """Add and remove one member of a JSON config without touching any other byte.
 
 Agents' configs are the user's files: reformatting them (``json.load`` then ``json.dump``)
-would reorder keys, change indentation and lose the user's layout. Instead, funes-echo inserts
+would reorder keys, change indentation and lose the user's layout. Integrations (funes-echo is
+the worked example) use this module, part of the core's public API, to insert
 its member as **one new line right after the opening brace** of the target object::
 
     {

@@ -1,0 +1,3 @@
+"""funes integration for Claude Code."""
+
+from __future__ import annotations

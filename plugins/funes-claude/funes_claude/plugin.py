@@ -1,0 +1,3 @@
+"""Hook implementations of funes-claude."""
+
+from __future__ import annotations

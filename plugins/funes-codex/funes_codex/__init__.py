@@ -1,0 +1,3 @@
+"""funes integration for Codex CLI."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Hook implementations of funes-codex."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""funes integration for Hermes."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Hook implementations of funes-hermes."""
+
+from __future__ import annotations

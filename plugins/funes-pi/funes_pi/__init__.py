@@ -1,0 +1,3 @@
+"""funes integration for pi."""
+
+from __future__ import annotations

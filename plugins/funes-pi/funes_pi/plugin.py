@@ -1,0 +1,3 @@
+"""Hook implementations of funes-pi."""
+
+from __future__ import annotations
