@@ -357,7 +357,10 @@ def _seq_warnings(shown: str, turns: Sequence[Turn]) -> list[str]:
 
 def turns_to_jsonl(turns: Iterable[Turn]) -> str:
     """Serialise turns as a turns file body (one compact JSON object per line)."""
-    return "".join(json.dumps(t.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n" for t in turns)
+    lines = (json.dumps(t.to_json(), ensure_ascii=False, separators=(",", ":")) for t in turns)
+    # U+2028/U+2029 are legal raw in JSON but are line breaks to str.splitlines() and JavaScript:
+    # escape them so every reader sees one record per line.
+    return "".join(line.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n" for line in lines)
 
 
 def write_turns_file(

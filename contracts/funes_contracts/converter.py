@@ -85,8 +85,8 @@ def _field_difference(actual: str, expected: str) -> str:
 
 def _first_difference(actual: str, expected: str) -> str:
     """One line saying where two turns files first differ (the detail follows on the next lines)."""
-    got = actual.splitlines()
-    want = expected.splitlines()
+    got = actual.split("\n")
+    want = expected.split("\n")
     for number, (a, b) in enumerate(zip(got, want, strict=False), start=1):
         if a != b:
             return f"line {number}: {_field_difference(a, b)}\n  expected: {b}\n  actual:   {a}"

@@ -8,6 +8,7 @@ writes JSON lines ships nothing extra. Authors of other formats override the mat
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from pathlib import Path
@@ -52,7 +53,9 @@ def line_record_files(folder: Path) -> list[Path]:
         if not path.is_file():
             continue
         try:
-            lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            # Split on "\n" only: str.splitlines() also splits on U+2028, which agents write raw
+            # inside JSON strings.
+            lines = [line for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
         except (OSError, UnicodeDecodeError):
             continue
         if len(lines) < 2:
@@ -67,7 +70,8 @@ def line_record_files(folder: Path) -> list[Path]:
 
 
 def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines(keepends=True)
+    """The file's lines with their newline kept, split on newlines alone (not on U+2028)."""
+    return list(io.StringIO(path.read_text(encoding="utf-8"), newline="\n"))
 
 
 def earlier_lines(folder: Path) -> bool:
