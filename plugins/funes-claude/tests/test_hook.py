@@ -1,0 +1,247 @@
+"""The hook Claude Code runs: fast, never failing, and what its detached worker does.
+
+A fake ``funes`` (a small script recording its argv and ``FUNES_HOME``) stands in for the real
+one, so these tests prove the hook's own behaviour: which transcripts are converted for which
+event, that indexing is started with the recorded command and FUNES_HOME, and that a busy
+store is retried. The real ``funes index`` is exercised by the end-to-end test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from funes_claude import hook
+from funes_core import read_turns_file
+
+FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
+SUBAGENTS_CASE = FIXTURES / "cases" / "subagents"
+PARENT = "3c1d8e7f-6a5b-4c3d-9e2f-7a8b9c0d1e2f"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A Claude Code project folder holding a session and its subagent."""
+    folder = tmp_path / "home" / ".claude" / "projects" / "-work-app"
+    shutil.copytree(SUBAGENTS_CASE, folder, ignore=shutil.ignore_patterns("expected.funes.jsonl"))
+    return folder
+
+
+def fake_funes(tmp_path: Path, body: str = "") -> tuple[Path, Path]:
+    """A ``funes`` that appends ``{"argv", "funes_home"}`` to a record file, then runs ``body``."""
+    record = tmp_path / "fake-funes-calls.jsonl"
+    script = tmp_path / "bin" / "funes"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys, pathlib\n"
+        f"record = pathlib.Path({str(record)!r})\n"
+        "with record.open('a') as fh:\n"
+        "    call = {'argv': sys.argv[1:], 'funes_home': os.environ.get('FUNES_HOME')}\n"
+        "    fh.write(json.dumps(call) + '\\n')\n"
+        f"{body}",
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    return script, record
+
+
+def run_hook(
+    funes_home: Path, funes: Path | str, event: Mapping[str, object] | str
+) -> subprocess.CompletedProcess[bytes]:
+    payload = event if isinstance(event, str) else json.dumps(event)
+    argv = [sys.executable, "-m", "funes_claude.hook", "--funes-home", str(funes_home), "--", str(funes)]
+    return subprocess.run(argv, input=payload.encode(), capture_output=True, timeout=30)
+
+
+def wait_for(predicate: Callable[[], object], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def calls(record: Path) -> list[dict[str, object]]:
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+
+
+def log_of(funes_home: Path) -> str:
+    path = funes_home / "logs" / hook.HOOK_LOG
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def test_the_hook_imports_nothing_heavy() -> None:
+    probe = (
+        "import sys, funes_claude.hook\n"
+        "heavy = ('funes_core', 'funes_claude.converter', 'funes_claude.wiring', 'subprocess', 'typing',"
+        " 'filelock', 'pathlib')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", f"the hook's import path pulls in: {done.stdout}"
+
+
+def test_a_stop_hook_converts_the_session_then_indexes(project: Path, tmp_path: Path) -> None:
+    funes, record = fake_funes(tmp_path)
+    funes_home = tmp_path / "funes-home"
+    transcript = project / f"{PARENT}.jsonl"
+    started = time.monotonic()
+    done = run_hook(funes_home, funes, {"hook_event_name": "Stop", "transcript_path": str(transcript)})
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0 and done.stdout == b"", "a Stop hook that prints nothing lets Claude stop"
+    assert elapsed < 2.0, f"the hook took {elapsed:.2f} s"
+    wait_for(lambda: calls(record))
+    assert calls(record) == [{"argv": ["index", "--harness", "claude"], "funes_home": str(funes_home)}]
+    spooled = sorted(p.name for p in (funes_home / "spool" / "claude").iterdir())
+    assert spooled == [f"{PARENT}.funes.jsonl"], "Stop converts the session, not its subagents"
+    assert len(read_turns_file(funes_home / "spool" / "claude" / spooled[0]).turns) == 4
+    wait_for(lambda: "index exited 0" in log_of(funes_home))
+
+
+def test_subagent_stop_converts_the_subagent_named_by_the_event(project: Path, tmp_path: Path) -> None:
+    funes, record = fake_funes(tmp_path)
+    funes_home = tmp_path / "funes-home"
+    agent = project / PARENT / "subagents" / "agent-a4f2e91.jsonl"
+    event = {
+        "hook_event_name": "SubagentStop",
+        "transcript_path": str(project / f"{PARENT}.jsonl"),
+        "agent_id": "a4f2e91",
+        "agent_transcript_path": str(agent),
+    }
+    assert run_hook(funes_home, funes, event).returncode == 0
+    wait_for(lambda: calls(record))
+    names = sorted(p.name for p in (funes_home / "spool" / "claude").iterdir())
+    assert names == [f"{PARENT}-agent-a4f2e91.funes.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("event", "agent", "expected"),
+    [
+        ("Stop", None, ["main"]),
+        ("SessionEnd", None, ["main", "sub"]),
+        ("SubagentStop", "sub", ["sub"]),
+        ("SubagentStop", None, ["sub"]),
+        ("SubagentStop", "missing", ["sub"]),
+    ],
+)
+def test_which_transcripts_each_event_converts(
+    project: Path, event: str, agent: str | None, expected: list[str]
+) -> None:
+    paths = {
+        "main": str(project / f"{PARENT}.jsonl"),
+        "sub": str(project / PARENT / "subagents" / "agent-a4f2e91.jsonl"),
+        "missing": str(project / "gone.jsonl"),
+    }
+    chosen = hook._targets(event, paths["main"], paths[agent] if agent else None)
+    assert chosen == [paths[name] for name in expected]
+
+
+def test_session_end_converts_the_session_and_its_subagents(project: Path, tmp_path: Path) -> None:
+    funes, record = fake_funes(tmp_path)
+    funes_home = tmp_path / "funes-home"
+    event = {"hook_event_name": "SessionEnd", "transcript_path": str(project / f"{PARENT}.jsonl")}
+    assert run_hook(funes_home, funes, event).returncode == 0
+    wait_for(lambda: calls(record))
+    names = sorted(p.name for p in (funes_home / "spool" / "claude").iterdir())
+    assert names == [f"{PARENT}-agent-a4f2e91.funes.jsonl", f"{PARENT}.funes.jsonl"]
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        json.dumps(
+            {"hook_event_name": "SessionEnd", "transcript_path": "/nonexistent/x.jsonl", "reason": "other"}
+        ),
+        json.dumps({"hook_event_name": "Stop"}),
+        "{not json",
+        "",
+        "[1, 2]",
+    ],
+    ids=["missing-transcript", "no-transcript", "garbage", "empty", "not-an-object"],
+)
+def test_nothing_to_convert_exits_zero_at_once_and_says_why(tmp_path: Path, stdin: str) -> None:
+    funes, record = fake_funes(tmp_path)
+    funes_home = tmp_path / "funes-home"
+    started = time.monotonic()
+    done = run_hook(funes_home, funes, stdin)
+    assert done.returncode == 0 and done.stdout == b"" and done.stderr == b""
+    assert time.monotonic() - started < 2.0
+    assert log_of(funes_home).strip(), "the reason is logged"
+    time.sleep(0.2)
+    assert not calls(record) and not (funes_home / "spool").exists()
+
+
+def test_a_broken_funes_home_still_exits_zero(tmp_path: Path, project: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    event = {"hook_event_name": "Stop", "transcript_path": str(project / f"{PARENT}.jsonl")}
+    done = run_hook(blocker / "funes-home", "/nonexistent/funes", event)
+    assert done.returncode == 0 and done.stdout == b""
+
+
+def test_bad_arguments_never_fail_the_agent() -> None:
+    assert hook.main(["--nonsense"]) == 0
+
+
+def test_the_worker_retries_while_another_index_holds_the_store(project: Path, tmp_path: Path) -> None:
+    body = (
+        "calls = len(record.read_text().splitlines())\n"
+        "if calls == 1:\n"
+        "    print('funes: another funes index is running (pid 1); retry in a moment', file=sys.stderr)\n"
+        "    sys.exit(1)\n"
+        "spool = pathlib.Path(os.environ['FUNES_HOME']) / 'spool' / 'claude'\n"
+        "for spooled in spool.glob('*.funes.jsonl'):\n"
+        "    spooled.unlink()\n"
+    )
+    funes, record = fake_funes(tmp_path, body)
+    funes_home = tmp_path / "funes-home"
+    code = hook.run_worker(str(funes_home), [str(funes)], "Stop", str(project / f"{PARENT}.jsonl"), None)
+    assert code == 0
+    assert len(calls(record)) == 2, "busy once, then drained"
+    index_log = (funes_home / "logs" / hook.INDEX_LOG).read_text(encoding="utf-8")
+    assert "another funes index is running" in index_log
+
+
+def test_the_worker_does_not_retry_other_failures(project: Path, tmp_path: Path) -> None:
+    funes, record = fake_funes(
+        tmp_path, "print('funes: the model is missing', file=sys.stderr)\nsys.exit(1)\n"
+    )
+    funes_home = tmp_path / "funes-home"
+    code = hook.run_worker(str(funes_home), [str(funes)], "Stop", str(project / f"{PARENT}.jsonl"), None)
+    assert code == 1 and len(calls(record)) == 1
+    assert "index exited 1" in log_of(funes_home)
+
+
+def test_an_unchanged_spool_is_not_indexed_again(project: Path, tmp_path: Path) -> None:
+    funes, record = fake_funes(tmp_path)
+    funes_home = tmp_path / "funes-home"
+    transcript = str(project / f"{PARENT}.jsonl")
+    assert hook.run_worker(str(funes_home), [str(funes)], "Stop", transcript, None) == 0
+    assert hook.run_worker(str(funes_home), [str(funes)], "Stop", transcript, None) == 0
+    assert len(calls(record)) == 1, "the second run found the spool file already written"
+    assert "spool already up to date" in log_of(funes_home)
+
+
+def test_logs_are_private_and_rotated(tmp_path: Path) -> None:
+    funes_home = tmp_path / "funes-home"
+    hook._log(str(funes_home), "first")
+    log = funes_home / "logs" / hook.HOOK_LOG
+    assert oct(log.stat().st_mode & 0o777) == "0o600"
+    assert oct((funes_home / "logs").stat().st_mode & 0o777) == "0o700"
+    with log.open("ab") as fh:
+        fh.write(b"x" * (hook._LOG_LIMIT + 1))
+    hook._log(str(funes_home), "second")
+    assert log.read_text(encoding="utf-8").endswith("second\n") and log.stat().st_size < 200
+    assert (funes_home / "logs" / (hook.HOOK_LOG + ".1")).exists()
+    os.chmod(log, 0o400)
+    hook._log(str(funes_home), "unwritable: ignored")  # never raises

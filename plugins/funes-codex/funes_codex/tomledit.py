@@ -1,0 +1,322 @@
+"""Add and remove funes' entries in Codex's ``config.toml`` without touching any other byte.
+
+Re-serialising a TOML document, even with a style-preserving library, moves things: tomlkit
+puts a new table straight against the next header, adds or drops blank lines at the end of the
+file, and mixes line endings; ``codex mcp add`` itself rewrites every ``[mcp_servers.*]`` table
+and loses the comments in them. So funes-codex edits the *text*, in two shapes it can always
+find and take out again exactly:
+
+* a **block**: one table (``[mcp_servers.funes]``) appended at the end of the file, after a
+  blank line, headed by a marker comment line that proves it is ours;
+* a **marked line**: one top-level ``key = value  # <marker>`` inserted after the last
+  top-level key (top-level keys must come before the first table header).
+
+Every edit is checked with tomlkit (a round-tripping TOML parser): the result must parse and
+mean exactly the original document plus (or minus) our entry, or :class:`TomlEditError` is
+raised and nothing is written. A file that does not parse is refused, never repaired.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+
+__all__ = ["Block", "MarkedLine", "TomlEditError", "parse", "read_toml_text", "write_toml_text"]
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+class TomlEditError(ValueError):
+    """The file is not TOML we can edit safely; the message says why (without the path)."""
+
+
+def parse(text: str) -> dict[str, Any]:
+    """``text`` as plain Python data; :class:`TomlEditError` when it is not valid TOML."""
+    try:
+        return tomlkit.parse(text).unwrap()
+    except (TOMLKitError, ValueError) as exc:
+        raise TomlEditError(f"is not valid TOML ({exc})") from None
+
+
+def read_toml_text(path: Path) -> str | None:
+    """The text of a TOML config, ``None`` when the file does not exist; refuses what cannot parse."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TomlEditError("is not UTF-8 text") from None
+    parse(text)
+    return text
+
+
+def write_toml_text(path: Path, text: str) -> None:
+    """Replace ``path`` atomically (temp file, then rename), keeping its mode; new files are 0600."""
+    parse(text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o600
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _newline(text: str) -> str:
+    """The file's line ending, judged by its first line (new files get ``\\n``)."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
+def _key(name: str) -> str:
+    return name if _BARE_KEY.fullmatch(name) else tomlkit.string(name).as_string()
+
+
+def render_value(value: Any) -> str:
+    """One TOML value on one line (a mapping becomes an inline table)."""
+    if isinstance(value, Mapping):
+        table = tomlkit.inline_table()
+        table.update(value)
+        return str(table.as_string())
+    return str(tomlkit.item(value).as_string())
+
+
+def _lines(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, content)`` of every line; ``end`` is past its newline, ``content`` has none."""
+    out: list[tuple[int, int, str]] = []
+    start = 0
+    while start < len(text):
+        newline = text.find("\n", start)
+        end = len(text) if newline == -1 else newline + 1
+        out.append((start, end, text[start:end].rstrip("\r\n")))
+        start = end
+    return out
+
+
+def _get(data: Mapping[str, Any], path: Sequence[str]) -> Any:
+    value: Any = data
+    for step in path:
+        if not isinstance(value, Mapping) or step not in value:
+            return None
+        value = value[step]
+    return value
+
+
+def _without(data: dict[str, Any], path: Sequence[str], *, prune: bool) -> dict[str, Any]:
+    """A copy of ``data`` without ``path``; with ``prune``, tables left empty above it go too."""
+    copy: dict[str, Any] = dict(data)
+    holder = copy
+    chain: list[tuple[dict[str, Any], str]] = []
+    for step in path[:-1]:
+        inner = dict(holder[step])
+        holder[step] = inner
+        chain.append((holder, step))
+        holder = inner
+    holder.pop(path[-1], None)
+    if prune:
+        for parent, step in reversed(chain):
+            if parent[step]:
+                break
+            del parent[step]
+    return copy
+
+
+def _with(data: dict[str, Any], path: Sequence[str], value: Any) -> dict[str, Any]:
+    copy: dict[str, Any] = dict(data)
+    holder = copy
+    for step in path[:-1]:
+        inner = dict(holder.get(step) or {})
+        holder[step] = inner
+        holder = inner
+    holder[path[-1]] = value
+    return copy
+
+
+class Block:
+    """Our table at ``path`` (e.g. ``("mcp_servers", "funes")``), kept as a marked block at the end.
+
+    The block is ``<marker line>``, the ``[header]`` and one ``key = value`` line per key, with
+    no blank line inside; it is separated from what comes before by one blank line.
+    """
+
+    def __init__(self, path: Sequence[str], marker: str) -> None:
+        if not marker.startswith("#") or "\n" in marker:
+            raise ValueError("the marker must be one TOML comment line")
+        self.path = tuple(path)
+        self.marker = marker
+        self.header = "[" + ".".join(_key(step) for step in self.path) + "]"
+
+    def render(self, values: Mapping[str, Any], newline: str) -> str:
+        lines = [self.marker, self.header, *(f"{_key(k)} = {render_value(v)}" for k, v in values.items())]
+        return newline.join(lines) + newline
+
+    def span(self, text: str) -> tuple[int, int] | None:
+        """Where our block is in ``text`` (start of its marker line, end of its last line)."""
+        lines = _lines(text)
+        for index, (start, _end, content) in enumerate(lines[:-1]):
+            if content.rstrip() != self.marker or lines[index + 1][2].strip() != self.header:
+                continue
+            stop = lines[index + 1][1]
+            for _s, end, body in lines[index + 2 :]:
+                stripped = body.strip()
+                if not stripped or stripped.startswith(("[", "#")):
+                    break
+                stop = end
+            return start, stop
+        return None
+
+    def value(self, text: str | None) -> Any:
+        """What the file holds at our path (ours or not); ``None`` when absent."""
+        return None if text is None else _get(parse(text), self.path)
+
+    def is_ours(self, text: str | None) -> bool:
+        """Whether the table at our path is the one in our marked block."""
+        if text is None or self.value(text) is None:
+            return False
+        span = self.span(text)
+        if span is None:
+            return False
+        start, stop = span
+        return bool(_get(parse(text[start:stop]), self.path) == self.value(text))
+
+    def insert(self, text: str | None, values: Mapping[str, Any]) -> str:
+        """``text`` with our block appended (the table must not exist yet)."""
+        text = text or ""
+        before = parse(text)
+        if _get(before, self.path) is not None:
+            raise TomlEditError(f"{'.'.join(self.path)} is already there")
+        newline = _newline(text)
+        block = self.render(values, newline)
+        if not text:
+            result = block
+        elif text.endswith("\n"):
+            result = text + newline + block
+        else:  # keep the file's own style: no newline at the very end
+            result = text + newline + newline + block[: -len(newline)]
+        if parse(result) != _with(before, self.path, dict(values)):
+            raise TomlEditError(
+                f"cannot add [{'.'.join(self.path)}] at the end of the file safely; add it by hand"
+            )
+        return result
+
+    def remove(self, text: str) -> str:
+        """``text`` without our block (and the blank line we put before it); unchanged if absent."""
+        span = self.span(text)
+        if span is None:
+            return text
+        start, stop = span
+        newline = _newline(text[start:stop] or text)
+        prefix, suffix = text[:start], text[stop:]
+        if not suffix and not text.endswith("\n"):
+            for cut in (newline + newline, newline):
+                if prefix.endswith(cut):
+                    prefix = prefix[: -len(cut)]
+                    break
+        elif start > 0 and prefix.endswith(newline):
+            prefix = prefix[: -len(newline)]
+        result = prefix + suffix
+        before = parse(text)
+        acceptable = [_without(before, self.path, prune=prune) for prune in (False, True)]
+        if parse(result) not in acceptable:
+            raise TomlEditError(f"cannot remove [{'.'.join(self.path)}] safely; remove it by hand")
+        return result
+
+
+class MarkedLine:
+    """One top-level ``key = value`` that ends with our marker comment."""
+
+    def __init__(self, key: str, marker: str) -> None:
+        if not marker.startswith("#") or "\n" in marker:
+            raise ValueError("the marker must be one TOML comment line")
+        self.key = key
+        self.marker = marker
+        self._pattern = re.compile(rf"^{re.escape(_key(key))}\s*=.*{re.escape(marker)}\s*$")
+
+    def span(self, text: str) -> tuple[int, int] | None:
+        for start, end, content in _lines(text):
+            if self._pattern.match(content):
+                return start, end
+        return None
+
+    def is_ours(self, text: str | None) -> bool:
+        if text is None or self.key not in parse(text):
+            return False
+        span = self.span(text)
+        return span is not None and parse(text[span[0] : span[1]]).get(self.key) == parse(text)[self.key]
+
+    @staticmethod
+    def _first_header(text: str) -> int | None:
+        """Offset of the first table header line (one that starts a valid document prefix)."""
+        for start, _end, content in _lines(text):
+            if content.lstrip().startswith("["):
+                try:
+                    tomlkit.parse(text[:start])
+                except (TOMLKitError, ValueError):
+                    continue  # inside a multi-line string or array
+                return start
+        return None
+
+    def _after_last_key(self, text: str) -> int:
+        """Where a new top-level key goes: after the last top-level line that is not a comment."""
+        header = self._first_header(text)
+        region = text if header is None else text[:header]
+        spot = 0
+        for _start, end, content in _lines(region):
+            stripped = content.strip()
+            if stripped and not stripped.startswith("#"):
+                spot = end
+        return spot
+
+    def insert(self, text: str | None, value: Any) -> str:
+        """``text`` with ``key = value  <marker>`` as a new top-level line (the key must be absent)."""
+        text = text or ""
+        before = parse(text)
+        if self.key in before:
+            raise TomlEditError(f"{self.key} is already set")
+        newline = _newline(text)
+        line = f"{_key(self.key)} = {render_value(value)}  {self.marker}"
+        expected = _with(before, [self.key], value)
+        for spot in dict.fromkeys((self._after_last_key(text), 0)):
+            if spot == len(text) and text and not text.endswith("\n"):
+                result = text + newline + line
+            else:
+                result = text[:spot] + line + newline + text[spot:]
+            try:
+                if parse(result) == expected:
+                    return result
+            except TomlEditError:
+                continue
+        raise TomlEditError(f"cannot add {self.key} safely; add it by hand")
+
+    def remove(self, text: str) -> str:
+        """``text`` without our line; unchanged when it is not there."""
+        span = self.span(text)
+        if span is None:
+            return text
+        start, stop = span
+        if stop == len(text) and not text.endswith("\n"):
+            newline = _newline(text)
+            start = max(0, start - len(newline)) if text[:start].endswith(newline) else start
+        result = text[:start] + text[stop:]
+        before = parse(text)
+        if parse(result) != _without(before, [self.key], prune=False):
+            raise TomlEditError(f"cannot remove {self.key} safely; remove it by hand")
+        return result

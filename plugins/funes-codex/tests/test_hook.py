@@ -1,0 +1,136 @@
+"""The per-turn hook: finds the rollout, starts the conversion detached, never fails or blocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from funes_codex.hook import find_rollout, main, worker_argv
+
+SID = "01a22762-e11b-7130-b1e4-fdc7dc5fd268"
+
+#: A stand-in for funes: records its argv and FUNES_HOME, then sleeps (the hook must not wait).
+FAKE_FUNES = """#!{python}
+import json, os, sys, time
+with open(sys.argv[1], "w") as fh:
+    json.dump({{"argv": sys.argv[2:], "funes_home": os.environ.get("FUNES_HOME")}}, fh)
+time.sleep(5)
+"""
+
+
+def rollout(codex_home: Path, day: str, sid: str = SID) -> Path:
+    folder = codex_home / "sessions" / day
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"rollout-{day.replace('/', '-')}T10-00-00-{sid}.jsonl"
+    path.write_text(json.dumps({"type": "session_meta", "payload": {"id": sid}}) + "\n", encoding="utf-8")
+    return path
+
+
+def test_transcript_path_wins(tmp_path: Path) -> None:
+    given = rollout(tmp_path, "2026/03/01")
+    assert find_rollout({"transcript_path": str(given), "session_id": "other"}, tmp_path) == given
+
+
+def test_the_session_id_finds_the_newest_rollout_when_the_path_is_missing(tmp_path: Path) -> None:
+    rollout(tmp_path, "2026/02/28")
+    newest = rollout(tmp_path, "2026/03/01")
+    rollout(tmp_path, "2026/03/02", sid="another-session")
+    event = {"transcript_path": str(tmp_path / "never-written.jsonl"), "session_id": SID}
+    assert find_rollout(event, tmp_path) == newest
+
+
+@pytest.mark.parametrize("sid", ["", "../../etc", "a*b", None, 42])
+def test_unusable_session_ids_find_nothing(tmp_path: Path, sid: object) -> None:
+    rollout(tmp_path, "2026/03/01")
+    assert find_rollout({"session_id": sid}, tmp_path) is None
+
+
+def test_the_worker_converts_into_the_spool_and_indexes() -> None:
+    argv = worker_argv(["/opt/funes"], Path("/r/rollout.jsonl"), Path("/fh"))
+    assert argv == [
+        "/opt/funes",
+        "integrations",
+        "convert",
+        "codex",
+        "/r/rollout.jsonl",
+        "/fh/spool/codex",
+        "--index",
+    ]
+
+
+def run_hook(tmp_path: Path, stdin: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = dict(os.environ, HOME=str(tmp_path / "home"), CODEX_HOME=str(tmp_path / "codex"))
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "funes_codex.hook", *extra],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    return done, time.monotonic() - started
+
+
+def test_the_hook_starts_funes_detached_and_returns_at_once(tmp_path: Path) -> None:
+    fake = tmp_path / "fake-funes"
+    fake.write_text(FAKE_FUNES.format(python=sys.executable), encoding="utf-8")
+    fake.chmod(0o755)
+    record = tmp_path / "record.json"
+    given = rollout(tmp_path / "codex", "2026/03/01")
+    event = json.dumps({"session_id": SID, "transcript_path": str(given), "hook_event_name": "Stop"})
+    funes_home = tmp_path / "fh"
+    done, seconds = run_hook(tmp_path, event, "--funes-home", str(funes_home), "--", str(fake), str(record))
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    assert seconds < 2.0, "the hook waited for funes"
+    deadline = time.monotonic() + 10
+    while not record.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    seen = json.loads(record.read_text(encoding="utf-8"))
+    assert seen == {
+        "argv": [
+            "integrations",
+            "convert",
+            "codex",
+            str(given),
+            str(funes_home / "spool" / "codex"),
+            "--index",
+        ],
+        "funes_home": str(funes_home),
+    }
+    assert oct((funes_home / "logs").stat().st_mode & 0o777) == "0o700"
+
+
+@pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", json.dumps({"session_id": "nowhere"})])
+def test_the_hook_always_exits_zero_quietly(tmp_path: Path, stdin: str) -> None:
+    funes_home = tmp_path / "fh"
+    done, _ = run_hook(tmp_path, stdin, "--funes-home", str(funes_home), "--", "/nonexistent/funes")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert "no rollout found" in (funes_home / "logs" / "hook-codex.log").read_text(encoding="utf-8")
+
+
+def test_a_funes_that_cannot_start_is_logged_not_raised(tmp_path: Path) -> None:
+    given = rollout(tmp_path / "codex", "2026/03/01")
+    funes_home = tmp_path / "fh"
+    done, _ = run_hook(
+        tmp_path,
+        json.dumps({"transcript_path": str(given)}),
+        "--funes-home",
+        str(funes_home),
+        "--",
+        str(tmp_path / "missing-funes"),
+    )
+    assert done.returncode == 0
+    assert "cannot start" in (funes_home / "logs" / "hook-codex.log").read_text(encoding="utf-8")
+
+
+def test_main_without_a_funes_command_only_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", None)
+    assert main(["--funes-home", str(tmp_path)]) == 0
+    assert "no funes command" in (tmp_path / "logs" / "hook-codex.log").read_text(encoding="utf-8")

@@ -1,0 +1,3 @@
+export default function (pi: any) {
+  pi.on("session_start", () => undefined);
+}
