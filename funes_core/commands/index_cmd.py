@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
+#: Exit status when another writer holds the store lock (sysexits' EX_TEMPFAIL): callers such as
+#: per-turn hooks retry on it instead of parsing the message.
+EXIT_LOCKED = 75
+
 INDEX_HELP = """\
 Validate turns files and store them in the memory.
 
@@ -35,6 +39,9 @@ it in this run or a later one).
 --budget stops cleanly after the batch that crosses the time limit and says what is left.
 --rebuild moves the current memory aside to $FUNES_HOME/memory.old-<time> (nothing is deleted)
 and indexes PATH, or the spools, into a fresh one; use it after changing the embedding model.
+
+Exit status: 0 done; 1 a file was rejected or the run could not start; 75 another funes index
+holds the store lock (retry later); 130 interrupted (what was committed is kept).
 To rebuild from an agent's whole history, re-run `funes integrations install <agent>`.
 
 With --check nothing is written: each file is validated whole and chunked, and a report says
@@ -220,7 +227,10 @@ def register(app: typer.Typer) -> None:
             report = _run(
                 path, harness=harness, limit=limit, budget=budget, no_thinking=no_thinking, rebuild=rebuild
             )
-        except (IndexRunError, LockBusyError, ModelMismatchError, ModelFileError, HomeError) as exc:
+        except LockBusyError as exc:
+            typer.echo(f"funes: {exc}", err=True)
+            raise typer.Exit(EXIT_LOCKED) from None
+        except (IndexRunError, ModelMismatchError, ModelFileError, HomeError) as exc:
             typer.echo(f"funes: {exc}", err=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:

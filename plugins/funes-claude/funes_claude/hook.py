@@ -43,8 +43,8 @@ INDEX_LOG = "index-claude.log"
 _LOG_LIMIT = 1 << 20
 #: How long a worker keeps retrying an index run that found the store lock taken.
 _RETRY_SECONDS = 120.0
-#: What ``funes index`` says when another run holds the store lock (``LockBusyError``).
-_BUSY = b"another funes index is running"
+#: ``funes index`` exits with this status when another run holds the store lock (EX_TEMPFAIL).
+_EXIT_LOCKED = 75
 
 
 def _logs_dir(funes_home: str) -> str:
@@ -233,7 +233,7 @@ def run_worker(
         finally:
             os.close(log_fd)
         waiting = [p for p in written if p.exists()]
-        busy = _BUSY in done.stdout + done.stderr
+        busy = done.returncode == _EXIT_LOCKED
         if done.returncode == 0 or not waiting or not busy:
             _log(funes_home, f"{event}: index exited {done.returncode}; {len(waiting)} spool file(s) left")
             return 0 if done.returncode == 0 else 1

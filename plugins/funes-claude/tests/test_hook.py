@@ -198,7 +198,7 @@ def test_the_worker_retries_while_another_index_holds_the_store(project: Path, t
         "calls = len(record.read_text().splitlines())\n"
         "if calls == 1:\n"
         "    print('funes: another funes index is running (pid 1); retry in a moment', file=sys.stderr)\n"
-        "    sys.exit(1)\n"
+        "    sys.exit(75)\n"
         "spool = pathlib.Path(os.environ['FUNES_HOME']) / 'spool' / 'claude'\n"
         "for spooled in spool.glob('*.funes.jsonl'):\n"
         "    spooled.unlink()\n"
