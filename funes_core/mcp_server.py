@@ -17,7 +17,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
@@ -151,6 +151,10 @@ def make_server(memory: str | None = None, *, home: Home | None = None) -> MCPSe
         profile: Annotated[
             str, Field(description="Fusion weights: balanced, semantic, lexical or recent.")
         ] = "balanced",
+        fusion: Annotated[
+            Literal["relative", "rrf"],
+            Field(description="How the two legs combine: relative (default) or rrf (reciprocal rank)."),
+        ] = "relative",
         budget: Annotated[int | None, Field(ge=1, description="Token budget for the whole answer.")] = None,
         level: Annotated[
             str | None, Field(description="Named budget: minimal, lean, balanced, rich or full.")
@@ -173,6 +177,7 @@ def make_server(memory: str | None = None, *, home: Home | None = None) -> MCPSe
                 half_life=half_life,
                 profile=profile,
                 budget=budget,
+                fusion=fusion,
                 level=level,
             )
         )

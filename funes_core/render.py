@@ -180,6 +180,7 @@ def recall_json(
             "candidates": p.candidates,
             "neighbors": p.neighbors,
             "profile": p.profile,
+            "fusion": p.fusion,
             "half_life": p.effective_half_life,
             "budget": p.budget,
             "filters": {

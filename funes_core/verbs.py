@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING
 
-from funes_core.recall import LEVELS, Leg, RecallParams, RecallResult, recall
+from funes_core.recall import DEFAULT_FUSION, LEVELS, Leg, RecallParams, RecallResult, recall
 from funes_core.render import pack_to_budget, recall_json
 from funes_core.store.base import Filters
 from funes_core.triggers import NOTES_SESSION, live_triggers, matching
@@ -79,6 +79,7 @@ def recall_text(
     budget: int | None = None,
     level: str | None = None,
     legs: tuple[Leg, ...] = (Leg.VECTOR, Leg.TEXT),
+    fusion: str = DEFAULT_FUSION,
     as_json: bool = False,
     now: datetime | None = None,
 ) -> str:
@@ -102,6 +103,7 @@ def recall_text(
             half_life=half_life,
             budget=budget,
             legs=legs,
+            fusion=fusion,
         )
     except ValueError as exc:
         raise VerbError(str(exc)) from None

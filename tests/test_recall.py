@@ -13,7 +13,7 @@ import pytest
 from funes_core.chunking import chunk_turn
 from funes_core.embed import Embedder, HashEmbedder
 from funes_core.memory import Memory, count_tokens
-from funes_core.recall import Leg, RecallParams, freshness, fuse, recall
+from funes_core.recall import Leg, RecallParams, freshness, fuse, fuse_relative, recall
 from funes_core.render import EXTERNAL_NOTE, NO_RESULTS, render_recall
 from funes_core.store.base import Filters, Hit, Row
 from funes_core.store.memory import MemoryStore
@@ -388,3 +388,86 @@ def test_empty_query_is_an_error(tmp_path: Path) -> None:
 def test_vectors_are_unit_length_in_fixture() -> None:
     vec = HashEmbedder().embed_query("x")
     assert np.linalg.norm(vec) == pytest.approx(1.0, abs=1e-5)
+
+
+# -- relative-score fusion (the default) ----------------------------------------------------------
+
+
+def test_fuse_relative_rescales_each_leg_then_weighs() -> None:
+    a, b, c = _row("a"), _row("b"), _row("c")
+    legs = [(1.0, [Hit(a, 9), Hit(b, 7), Hit(c, 5)]), (1.0, [Hit(b, 3)])]
+    fused = {r.id: s for r, s in fuse_relative(legs)}
+    # leg 1: a=1, b=0.5, c=0; leg 2 (one candidate): b=1; divided by the weights' sum.
+    assert fused == pytest.approx({"a": 0.5, "b": 0.75, "c": 0.0})
+    weighted = dict(fuse_relative([(2.0, [Hit(a, 1)]), (1.0, [Hit(c, 1)])]))
+    assert {r.id: s for r, s in weighted.items()} == pytest.approx({"a": 2 / 3, "c": 1 / 3})
+    top = fuse_relative([(1.0, [Hit(a, 0.9), Hit(b, 0.2)]), (1.0, [Hit(a, 12.0), Hit(c, 1.0)])])
+    assert top[0][0].id == "a" and top[0][1] == pytest.approx(1.0)
+    assert fuse_relative([(1.0, []), (1.0, [])]) == []
+
+
+def test_fuse_relative_keeps_a_clear_match_that_rrf_buries() -> None:
+    """RRF (constant 60) ranks a row mediocre in both legs above a row one leg finds far ahead of the
+    rest; relative fusion keeps the clear match first."""
+    clear = _row("clear")
+    mediocre = _row("mediocre")
+    fillers = [_row(f"f{i}") for i in range(30)]
+    # Vector leg: fillers and `mediocre` near the top, `clear` near the bottom.
+    vector = [Hit(f, 0.60 - 0.005 * i) for i, f in enumerate(fillers[:20])]
+    vector.insert(5, Hit(mediocre, 0.576))
+    vector += [Hit(clear, 0.44), Hit(fillers[29], 0.43)]
+    # BM25 leg: `clear` far ahead of everything else, `mediocre` third.
+    text = [Hit(clear, 25.0), Hit(fillers[20], 4.0), Hit(mediocre, 3.9)]
+    text += [Hit(f, 3.8 - 0.2 * i) for i, f in enumerate(fillers[21:29])]
+    legs = [(1.0, vector), (1.0, text)]
+    rrf_order = [r.id for r, _ in fuse(legs)]
+    rel_order = [r.id for r, _ in fuse_relative(legs)]
+    assert rrf_order.index("mediocre") < rrf_order.index("clear")
+    assert rel_order[0] == "clear"
+
+
+def test_recall_fuses_relatively_by_default_and_rrf_on_request() -> None:
+    emb = HashEmbedder()
+    store = store_with(
+        [
+            turn("s", 0, "the flaky flush test was fixed by awaiting the writer"),
+            turn("s", 1, "lunch plans for friday"),
+            turn("t", 0, "flush the cache before the release"),
+        ],
+        emb,
+    )
+    query = "flaky flush test"
+    default = recall(store, query, RecallParams(neighbors=0), embed_query=emb.embed_query, now=NOW)
+    assert RecallParams().fusion == "relative"
+    legs = [
+        (1.0, store.vector_search(emb.embed_query(query), 30)),
+        (1.0, store.text_search(query, 30)),
+    ]
+    expected = fuse_relative(legs)[:8]
+    assert [(h.row.id, h.score) for h in default.hits] == [(r.id, pytest.approx(s)) for r, s in expected]
+    rrf = recall(store, query, RecallParams(neighbors=0, fusion="rrf"), embed_query=emb.embed_query, now=NOW)
+    assert [(h.row.id, h.score) for h in rrf.hits] == [(r.id, pytest.approx(s)) for r, s in fuse(legs)[:8]]
+    assert default.hits[0].row.text.startswith("the flaky flush test")
+    with pytest.raises(ValueError, match="unknown fusion"):
+        RecallParams(fusion="max")
+
+
+def test_fusion_choice_reaches_the_ranking_and_the_json() -> None:
+    emb = HashEmbedder()
+    store = store_with(
+        [
+            turn("a", 0, "flush interval tuning"),
+            turn("b", 0, "flush the cache"),
+            turn("c", 0, "interval arithmetic"),
+        ],
+        emb,
+    )
+    mem = _FakeMemory(store, emb)
+    rrf = json.loads(recall_text(mem, "flush interval", fusion="rrf", neighbors=0, as_json=True, now=NOW))
+    rel = json.loads(recall_text(mem, "flush interval", neighbors=0, as_json=True, now=NOW))
+    assert (rrf["params"]["fusion"], rel["params"]["fusion"]) == ("rrf", "relative")
+    params = RecallParams(neighbors=0, fusion="rrf")
+    expected = recall(store, "flush interval", params, embed_query=emb.embed_query, now=NOW)
+    assert [h["score"] for h in rrf["hits"]] == [round(h.score, 6) for h in expected.hits]
+    with pytest.raises(VerbError, match="unknown fusion"):
+        recall_text(mem, "flush", fusion="max")

@@ -93,6 +93,10 @@ def register(app: typer.Typer) -> None:
         profile: Annotated[
             str, typer.Option("--profile", help="Fusion weights: balanced, semantic, lexical, recent.")
         ] = "balanced",
+        fusion: Annotated[
+            str,
+            typer.Option("--fusion", help="How the legs combine: relative (scores rescaled per leg) or rrf."),
+        ] = "relative",
         budget: Annotated[
             int | None, typer.Option("--budget", min=1, help="Token budget for the output.")
         ] = None,
@@ -124,6 +128,7 @@ def register(app: typer.Typer) -> None:
                 profile=profile,
                 budget=budget,
                 level=level,
+                fusion=fusion,
                 as_json=as_json,
             )
         )
