@@ -209,22 +209,25 @@ def fuse_relative(legs: Sequence[tuple[float, Sequence[Hit]]]) -> list[tuple[Row
 
 
 def _neighbors(store: Store, hits: Sequence[tuple[Row, float]], window: int) -> dict[str, tuple[Row, ...]]:
-    """For each hit, the chunks of its session within ±window seq, other turns only."""
-    if window <= 0:
+    """For each hit, the chunks of its session within ±window seq, other turns only (one store read)."""
+    if window <= 0 or not hits:
         return {}
-    by_session: dict[str, list[Row]] = {}
+    spans: dict[str, tuple[int, int]] = {}
     for row, _ in hits:
-        by_session.setdefault(row.session_id, []).append(row)
-    out: dict[str, tuple[Row, ...]] = {}
-    for session_id, session_hits in by_session.items():
-        lo = max(min(r.seq for r in session_hits) - window, 0)
-        hi = max(r.seq for r in session_hits) + window
-        rows = store.session_rows(session_id, lo, hi)
-        for hit in session_hits:
-            out[hit.id] = tuple(
-                r for r in rows if abs(r.seq - hit.seq) <= window and r.turn_uuid != hit.turn_uuid
-            )
-    return out
+        lo, hi = spans.get(row.session_id, (row.seq, row.seq))
+        spans[row.session_id] = (min(lo, row.seq), max(hi, row.seq))
+    windows = {sid: (max(lo - window, 0), hi + window) for sid, (lo, hi) in spans.items()}
+    by_session: dict[str, list[Row]] = {}
+    for r in store.session_windows(windows):
+        by_session.setdefault(r.session_id, []).append(r)
+    return {
+        hit.id: tuple(
+            r
+            for r in by_session.get(hit.session_id, ())
+            if abs(r.seq - hit.seq) <= window and r.turn_uuid != hit.turn_uuid
+        )
+        for hit, _ in hits
+    }
 
 
 def recall(

@@ -410,6 +410,24 @@ class StoreContract:
         assert _ids(stamped.session_rows("s1", seq_from=2)) == ["s1-2-0-0"]
         assert stamped.session_rows("missing") == []
 
+    @pytest.mark.requirement("store:session-order")
+    def test_session_windows_read_several_sessions_at_once(self, stamped: Store) -> None:
+        stamped.add(
+            [
+                make_row("a0", seq=0),
+                make_row("a1", seq=1),
+                make_row("a3", seq=3),
+                make_row("b2-1", session_id="o'b", seq=2, split_idx=1),
+                make_row("b2-0", session_id="o'b", seq=2),
+                make_row("b5", session_id="o'b", seq=5),
+                make_row("c0", session_id="c", seq=0),
+            ]
+        )
+        got = stamped.session_windows({"s1": (1, 3), "o'b": (0, 2), "missing": (0, 9)})
+        assert _ids(got) == ["b2-0", "b2-1", "a1", "a3"]  # ordered by session, seq, block, split
+        assert all(r.vector is None for r in got)
+        assert stamped.session_windows({}) == []
+
     @pytest.mark.requirement("store:session-vectors")
     def test_session_vectors_returns_only_that_sessions_embedded_rows(self, stamped: Store) -> None:
         stamped.add(

@@ -249,6 +249,14 @@ class Store(Protocol):
         """A session's rows with ``seq_from <= seq <= seq_to``, ordered by (seq, block_idx, split_idx)."""
         ...
 
+    def session_windows(self, windows: Mapping[str, tuple[int, int]]) -> list[Row]:
+        """Rows of several sessions at once: for each session id, those with ``lo <= seq <= hi``.
+
+        One read for all of a recall's hits (neighbours), ordered by (session_id, seq, block_idx,
+        split_idx); vectors not loaded.
+        """
+        ...
+
     def session_vectors(self, session_id: str) -> dict[str, Vector]:
         """Chunk id -> vector for every row of the session that has one (owed rows are absent).
 

@@ -161,6 +161,15 @@ class MemoryStore:
         rows.sort(key=lambda r: (r.seq, r.block_idx, r.split_idx))
         return rows
 
+    def session_windows(self, windows: Mapping[str, tuple[int, int]]) -> list[Row]:
+        rows = [
+            r.with_vector(None)
+            for r in self._rows.values()
+            if r.session_id in windows and windows[r.session_id][0] <= r.seq <= windows[r.session_id][1]
+        ]
+        rows.sort(key=lambda r: (r.session_id, r.seq, r.block_idx, r.split_idx))
+        return rows
+
     def session_vectors(self, session_id: str) -> dict[str, Vector]:
         return {
             r.id: r.vector for r in self._filtered(Filters(session_id=session_id)) if r.vector is not None
