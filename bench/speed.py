@@ -86,7 +86,7 @@ FILTER_CLI = ["--harness", "claude", "--since", "2026-01-01"]
 #: Noise per dimension for a variation's vector: cosine to the base ≈ 1/sqrt(1 + 384 σ²) ≈ 0.9.
 NOISE_SIGMA = 0.0247
 _WORD = re.compile(r"[A-Za-z]{4,}")
-CORPUS_VERSION = "1"
+CORPUS_VERSION = "2"  # 2: stores carry the session_id BTREE index
 
 
 # ----------------------------------------------------------------------------- corpus
