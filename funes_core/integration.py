@@ -340,6 +340,22 @@ class Converter(IntegrationPart):
         """Whether the agent has left any trace under ``home`` (one of its session roots exists)."""
         return any(root.exists() for root in self.session_roots(home))
 
+    @staticmethod
+    def transcript_files(path: Path, pattern: str = "*.jsonl") -> list[Path]:
+        """The candidate transcripts in ``path``: itself if a file, else its files matching ``pattern``.
+
+        Searched recursively and sorted; funes' own turns files (``*.funes.jsonl``) are left out,
+        so pointing a converter at a folder that also holds converted output never feeds that
+        output back in.
+        """
+        if path.is_file():
+            found = [path]
+        elif path.is_dir():
+            found = sorted(p for p in path.rglob(pattern) if p.is_file())
+        else:
+            return []
+        return [p for p in found if not p.name.endswith(SPOOL_SUFFIX)]
+
     def discover(self, home: Path) -> list[SessionRef]:
         """Every session under ``home``, newest first (by last activity, then path, for stability)."""
         seen: set[tuple[Path, str]] = set()

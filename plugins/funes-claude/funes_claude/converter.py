@@ -160,16 +160,8 @@ class ClaudeConverter(Converter):
         return [home / ".claude" / "projects"]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        if path.is_file():
-            candidates = [path]
-        elif path.is_dir():
-            candidates = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-        else:
-            return []
         refs: list[SessionRef] = []
-        for candidate in candidates:
-            if candidate.name.endswith(".funes.jsonl"):
-                continue  # a turns file (funes' own output), not a transcript
+        for candidate in self.transcript_files(path):
             head: list[dict[str, Any]] = []
             for record in _iter_records(candidate):  # up to the first message, which proves it
                 head.append(record)

@@ -178,15 +178,9 @@ class CodexConverter(Converter):
         return [codex_home(home) / "sessions"]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        if path.is_file():
-            # A file named explicitly (the hook's transcript_path) is read whatever its name.
-            candidates = [] if path.name.endswith(".funes.jsonl") else [path]
-        elif path.is_dir():
-            candidates = sorted(p for p in path.rglob("rollout-*.jsonl") if p.is_file())
-        else:
-            return []
         refs: list[SessionRef] = []
-        for candidate in candidates:
+        # A file named explicitly (the hook's transcript_path) is read whatever its name.
+        for candidate in self.transcript_files(path, "rollout-*.jsonl"):
             session_id = _identify(candidate)
             if session_id is None:
                 continue

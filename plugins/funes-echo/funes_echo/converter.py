@@ -97,16 +97,8 @@ class EchoConverter(Converter):
         return [home / ".echo" / "sessions"]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        if path.is_file():
-            candidates = [path]
-        elif path.is_dir():
-            candidates = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-        else:
-            return []
         refs: list[SessionRef] = []
-        for candidate in candidates:
-            if candidate.name.endswith(".funes.jsonl"):
-                continue  # a turns file (funes' own output), not an echo transcript
+        for candidate in self.transcript_files(path):
             session_id = self._session_id(candidate)
             if session_id is None:
                 continue

@@ -33,7 +33,6 @@ from funes_pi.paths import agent_dir, session_dirs
 __all__ = ["PiConverter", "parse_time"]
 
 _EPOCH = "1970-01-01T00:00:00Z"
-_TURNS_SUFFIX = ".funes.jsonl"
 
 
 def parse_time(value: object) -> str | None:
@@ -157,16 +156,8 @@ class PiConverter(Converter):
         return session_dirs(home)
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        if path.is_file():
-            candidates = [path]
-        elif path.is_dir():
-            candidates = sorted(p for p in path.rglob("*.jsonl") if p.is_file())
-        else:
-            return []
         refs: list[SessionRef] = []
-        for candidate in candidates:
-            if candidate.name.endswith(_TURNS_SUFFIX):
-                continue  # a turns file (funes' own output), not a pi session
+        for candidate in self.transcript_files(path):
             if not _looks_like_pi_session(candidate):
                 continue
             try:
