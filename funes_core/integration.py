@@ -470,6 +470,12 @@ class ToolRegistrar(_Wiring):
     as :class:`HookInstaller` apply: idempotent, byte-preserving, exact removal, clear errors.
     """
 
+    #: The agent's own program this registrar runs when it is on PATH (e.g. ``"claude"``), or
+    #: ``None``. The contract suite checks the config-file path with that program off PATH: an
+    #: agent CLI writes its own files (backups, caches) that no byte-for-byte check can predict,
+    #: so the CLI path is the plugin's end-to-end test's job.
+    agent_cli: ClassVar[str | None] = None
+
     @abstractmethod
     def register(self, ctx: InstallContext) -> Outcome:
         """Register :meth:`InstallContext.mcp_command` with the agent."""

@@ -14,6 +14,7 @@ Without ``config_home`` the byte-preservation tests skip with a reason.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -261,6 +262,11 @@ class HookInstallerContract(_WiringContract):
         assert files.snapshot(decoy_home) == {}, "the installer wrote into the process's own ~"
 
 
+def path_without(program: str, path: str) -> str:
+    """``path`` (a PATH value) without the folders that hold an executable named ``program``."""
+    return os.pathsep.join(d for d in path.split(os.pathsep) if d and not shutil.which(program, path=d))
+
+
 class ToolRegistrarContract(_WiringContract):
     """The tool-registrar half of the funes plugin contract (``registrar:*`` requirements)."""
 
@@ -270,6 +276,18 @@ class ToolRegistrarContract(_WiringContract):
     @pytest.fixture
     def registrar(self) -> ToolRegistrar:
         return self.registrar_cls()
+
+    @pytest.fixture(autouse=True)
+    def _agent_cli_off_path(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Take the registrar's agent CLI off PATH: the suite checks the config-file path.
+
+        The real CLI rewrites files of its own (backups, caches), so byte-for-byte checks are
+        only meaningful for what the plugin itself writes. The CLI path belongs to the plugin's
+        end-to-end test against the real agent.
+        """
+        program = self.registrar_cls.agent_cli
+        if program:
+            monkeypatch.setenv("PATH", path_without(program, os.environ.get("PATH", "")))
 
     @pytest.fixture
     def caps(self) -> Capabilities:

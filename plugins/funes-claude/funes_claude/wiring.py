@@ -275,6 +275,7 @@ class ClaudeToolRegistrar(ToolRegistrar):
     label = "Claude Code"
     contract_version = 1
     capabilities = Capabilities()
+    agent_cli = "claude"
 
     @staticmethod
     def state_path(ctx: InstallContext) -> Path:

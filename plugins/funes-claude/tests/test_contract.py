@@ -2,31 +2,19 @@
 
 The registrar prefers the ``claude`` CLI when it is on PATH, and Claude Code then rewrites its
 whole state file (``firstStartTime``, ``machineID``, backups), which no byte-for-byte check can
-survive; so the registrar's contract runs with ``claude`` off PATH, against the file fallback.
+survive; so the registrar declares ``agent_cli = "claude"`` and the kit runs its contract with
+``claude`` off PATH, against the file fallback.
 The CLI path is proved end to end with the real Claude Code (``test_e2e.py``).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
-
-import pytest
 
 from funes_claude import ClaudeConverter, ClaudeHookInstaller, ClaudeToolRegistrar
 from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
 
 FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
-
-
-def path_without_claude() -> str:
-    """``$PATH`` without any folder that holds a ``claude`` executable."""
-    return os.pathsep.join(
-        folder
-        for folder in os.environ.get("PATH", "").split(os.pathsep)
-        if folder and shutil.which("claude", path=folder) is None
-    )
 
 
 class TestClaudeConverter(ConverterContract):
@@ -42,7 +30,3 @@ class TestClaudeHookInstaller(HookInstallerContract):
 class TestClaudeToolRegistrar(ToolRegistrarContract):
     registrar_cls = ClaudeToolRegistrar
     config_home = FIXTURES / "config-home"
-
-    @pytest.fixture(autouse=True)
-    def _file_fallback(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        monkeypatch.setenv("PATH", path_without_claude())
