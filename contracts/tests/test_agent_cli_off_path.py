@@ -24,4 +24,3 @@ def test_path_without_drops_only_the_folders_holding_the_program(tmp_path: Path)
     assert path_without("nothing-like-it", path) == os.pathsep.join(
         [str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "c")]
     )
-
