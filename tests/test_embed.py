@@ -151,3 +151,41 @@ def test_embedder_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert isinstance(real, FastEmbedder) and real is embedder_from_env(home)  # one per process
     assert real.cache_dir == tmp_path / "cache"
     assert os.environ.get("FUNES_EMBEDDER") is None
+
+
+def test_query_path_gives_the_same_vectors_as_the_document_path(real_embedder: Embedder) -> None:
+    """Queries run through a small onnxruntime session, documents through fastembed: same vectors."""
+    texts = [
+        "why did the ARM build break",
+        "x",
+        "日本語のテキストと絵文字 🙂👍🏽",
+        "PRAGMA wal_checkpoint(TRUNCATE) every 30 s " * 60,  # past the 256-token truncation
+    ]
+    documents = real_embedder.embed_documents(texts)
+    for text, doc in zip(texts, documents, strict=True):
+        query = real_embedder.embed_query(text)
+        assert query.dtype == np.float32 and query.shape == (DIM,)
+        assert float(np.abs(query - doc).max()) < 1e-5, text[:40]
+
+
+def test_recall_in_a_fresh_process_never_imports_fastembed(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    examples = Path(__file__).resolve().parents[1] / "examples" / "sessions"
+    env = {**os.environ, "FUNES_HOME": str(tmp_path / "home")}
+    env.pop("FUNES_EMBEDDER", None)
+    subprocess.run(
+        [sys.executable, "-m", "funes_core", "index", str(examples)], env=env, check=True, capture_output=True
+    )
+    code = (
+        "import sys\n"
+        "from funes_core.cli import make_app\n"
+        "try:\n    make_app()(['recall', 'arm64 wheels', '-k', '1'])\nexcept SystemExit:\n    pass\n"
+        "print('FASTEMBED', 'fastembed' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "FASTEMBED False" in out
+    assert "score=" in out
