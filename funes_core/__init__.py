@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from funes_core.files import atomic_write_text
 from funes_core.hookspecs import hookimpl
 from funes_core.integration import (
     CONTRACT_VERSION,
@@ -63,6 +64,7 @@ __all__ = [
     "TurnsFormatError",
     "WiringState",
     "__version__",
+    "atomic_write_text",
     "format_ts",
     "hookimpl",
     "load_schema",

@@ -34,7 +34,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from funes_core.home import Home, atomic_write_text
+from funes_core.files import atomic_write_text
+from funes_core.home import Home
 from funes_core.store.base import ModelStamp, Vector
 
 __all__ = [

@@ -18,12 +18,13 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from funes_core.files import atomic_write_text
 
 __all__ = [
     "FILE_MODE",
@@ -109,27 +110,6 @@ def ensure_private_dir(path: Path) -> None:
     with contextlib.suppress(OSError):  # a folder we do not own: leave its mode to its owner
         if path.stat().st_mode & 0o077:
             path.chmod(PRIVATE_DIR_MODE)
-
-
-def atomic_write_text(path: Path, text: str, *, mode: int = FILE_MODE) -> None:
-    """Write ``text`` to ``path`` via a temp file in the same folder, fsync, then rename.
-
-    A crash leaves either the old content or the new, never a torn file; that is what lets the
-    index state be written *after* each store commit without ever disagreeing with it badly.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        if hasattr(os, "fchmod"):  # POSIX; on Windows the ACL of the folder applies
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # --------------------------------------------------------------------------- state.json

@@ -308,7 +308,8 @@ class Integrations:
         return data if isinstance(data, dict) else None
 
     def _write_record(self, ctx: InstallContext, ident: str, data: dict[str, Any]) -> bool:
-        from funes_core.home import atomic_write_text, ensure_private_dir
+        from funes_core.files import atomic_write_text
+        from funes_core.home import ensure_private_dir
 
         path = self.record_path(ctx, ident)
         text = json.dumps(data, indent=2, sort_keys=True) + "\n"

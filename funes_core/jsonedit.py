@@ -40,12 +40,12 @@ compared with the same edit applied to the parsed data; any disagreement raises
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from funes_core.files import atomic_write_text
 
 __all__ = [
     "EditError",
@@ -153,24 +153,7 @@ def write_json_text(path: Path, text: str) -> None:
     stays, its target gets the new text.
     """
     _parse_object(text)
-    if path.is_symlink():
-        path = path.resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path.resolve() if path.is_symlink() else path, text, mode=None)
 
 
 class JsonFile:

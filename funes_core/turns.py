@@ -17,7 +17,6 @@ import itertools
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +24,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from funes_core.files import atomic_write_text
 
 __all__ = [
     "BLOCK_TYPES",
@@ -373,20 +374,7 @@ def write_turns_file(
     spool drains the most recently active sessions first.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    body = turns_to_jsonl(turns)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(body)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mtime is not None:
-            os.utime(tmp, (mtime, mtime))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(target, turns_to_jsonl(turns), mtime=mtime)
     return target
 
 

@@ -18,15 +18,15 @@ raised and nothing is written. A file that does not parse is refused, never repa
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
+
+from funes_core import atomic_write_text
 
 __all__ = ["Block", "MarkedLine", "TomlEditError", "parse", "read_toml_text", "write_toml_text"]
 
@@ -62,22 +62,7 @@ def read_toml_text(path: Path) -> str | None:
 def write_toml_text(path: Path, text: str) -> None:
     """Replace ``path`` atomically (temp file, then rename), keeping its mode; new files are 0600."""
     parse(text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o600
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, text, mode=None)
 
 
 def _newline(text: str) -> str:

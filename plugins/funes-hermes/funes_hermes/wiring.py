@@ -20,7 +20,6 @@ Hermes asks the user, once per command, to allow a new shell hook (or accepts it
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from funes_core import (
     Status,
     ToolRegistrar,
     WiringState,
+    atomic_write_text,
 )
 from funes_hermes.paths import CONFIG_NAME, hermes_home_for
 
@@ -86,21 +86,8 @@ class _ConfigFile:
     def write(self, text: str) -> None:
         target = self.path.resolve() if self.path.is_symlink() else self.path
         try:
-            mode = target.stat().st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o600
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temp = target.with_name(f".{target.name}.funes-{os.getpid()}.tmp")
-        try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(text.encode("utf-8"))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(temp, mode)
-            os.replace(temp, target)
+            atomic_write_text(target, text, mode=None)
         except OSError as exc:
-            temp.unlink(missing_ok=True)
             raise ConfigError(self.path, f"cannot be written: {exc.strerror or exc}") from None
 
     def delete(self) -> None:

@@ -17,12 +17,12 @@ edit can never silently damage the file; anything unexpected raises
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from funes_core import atomic_write_text
 from funes_core.jsonedit import EditError
 
 __all__ = ["Created", "PackagesFile", "Span"]
@@ -281,19 +281,4 @@ class PackagesFile:
 
     def write(self, text: str) -> None:
         """Replace the file atomically, keeping its permissions (a new file gets 0600)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            mode = self.path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            mode = 0o600
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        try:
-            with tmp.open("w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, self.path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        atomic_write_text(self.path, text, mode=None)

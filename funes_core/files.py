@@ -1,0 +1,49 @@
+"""Replacing a file atomically: the one way funes writes a file that someone may read meanwhile.
+
+A temp file in the same folder is written, fsynced and renamed over the target, so a crash
+leaves either the old content or the new, never a torn file. funes' own state, spool files and
+the agents' configs an integration edits all go through :func:`atomic_write_text`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = ["PRIVATE_FILE_MODE", "atomic_write_text"]
+
+#: The mode of files funes creates: only the owner may read what holds the memory or a config.
+PRIVATE_FILE_MODE = 0o600
+
+
+def atomic_write_text(
+    path: Path, text: str, *, mode: int | None = PRIVATE_FILE_MODE, mtime: float | None = None
+) -> None:
+    """Write ``text`` to ``path`` (temp file in the same folder, fsync, rename); bytes as given.
+
+    ``mode`` is the new file's permission bits; ``None`` keeps those of the file being replaced
+    (a user's config keeps its mode), and a file that did not exist gets
+    :data:`PRIVATE_FILE_MODE`. ``mtime``, when given, is stamped before the rename, so readers
+    never see the new content with the old time. Line endings are written exactly as in ``text``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = PRIVATE_FILE_MODE
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mtime is not None:
+            os.utime(tmp, (mtime, mtime))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
