@@ -27,6 +27,7 @@ from funes_core.integration import (
     Status,
     ToolRegistrar,
     WiringState,
+    spawn_detached,
 )
 from funes_core.turns import (
     Block,
@@ -70,6 +71,7 @@ __all__ = [
     "load_schema",
     "parse_line",
     "read_turns_file",
+    "spawn_detached",
     "turns_to_jsonl",
     "write_turns_file",
 ]

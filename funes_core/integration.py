@@ -24,7 +24,7 @@ import re
 import shlex
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -51,6 +51,7 @@ __all__ = [
     "ToolRegistrar",
     "WiringState",
     "last_activity",
+    "spawn_detached",
     "spool_filename",
 ]
 
@@ -62,6 +63,29 @@ ID_PATTERN = re.compile(r"^[a-z0-9_-]+$")
 SPOOL_SUFFIX = ".funes.jsonl"
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,150}$")
+
+
+def spawn_detached(argv: Sequence[str], *, env: Mapping[str, str], log: Path) -> None:
+    """Start ``argv`` in a session of its own and return at once; its output is appended to ``log``.
+
+    What a per-turn hook does after writing the spool: ``funes index`` may take seconds (or wait
+    for the store lock), and the agent must never wait for it, nor be killed with it, nor keep its
+    pipes open. ``log`` is created 0600; its folder must exist.
+    """
+    import subprocess
+
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=dict(env),
+        )
+    finally:
+        os.close(fd)
 
 
 class IntegrationError(Exception):

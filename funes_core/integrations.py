@@ -45,6 +45,7 @@ from funes_core.integration import (
     Outcome,
     Status,
     WiringState,
+    spawn_detached,
 )
 from funes_core.plugins import FunesPluginManager, Integration
 
@@ -799,19 +800,7 @@ class Integrations:
             argv = [sys.executable, "-m", "funes_core", "index", str(out_dir)]
         logs = ctx.funes_home / "logs"
         ensure_private_dir(logs)
-        log_path = logs / f"index-{ident}.log"
-        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=fd,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=self._env(ctx),
-            )
-        finally:
-            os.close(fd)
+        spawn_detached(argv, env=self._env(ctx), log=logs / f"index-{ident}.log")
 
     # -- check ------------------------------------------------------------------------------
 

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
 
+from funes_core import spawn_detached
 from funes_hermes.converter import SESSION_ID, HermesConverter
 from funes_hermes.paths import STATE_DB, hermes_home
 
@@ -53,18 +53,8 @@ def spawn_index(funes_home: Path, environ: Mapping[str, str]) -> None:
     _private_dir(logs)
     env = dict(environ)
     env["FUNES_HOME"] = str(funes_home)
-    fd = os.open(logs / "index-hermes.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        subprocess.Popen(
-            [sys.executable, "-m", "funes_core", "index", "--harness", "hermes"],
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=env,
-        )
-    finally:
-        os.close(fd)
+    argv = [sys.executable, "-m", "funes_core", "index", "--harness", "hermes"]
+    spawn_detached(argv, env=env, log=logs / "index-hermes.log")
 
 
 def run(event: bytes, funes_home: Path, environ: Mapping[str, str]) -> int:

@@ -12,14 +12,12 @@ the whole session.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 from filelock import FileLock, Timeout
 
-from funes_core import InstallContext
+from funes_core import InstallContext, spawn_detached
 from funes_pi.converter import PiConverter
 
 __all__ = ["LOCK_NAME", "run_hook"]
@@ -45,18 +43,7 @@ def _spawn_index(ctx: InstallContext) -> None:
     """``funes index --harness pi``, detached, its output appended to ``logs/index-pi.log``."""
     logs = ctx.funes_home / "logs"
     _private_dir(logs, ctx.funes_home)
-    fd = os.open(logs / "index-pi.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        subprocess.Popen(
-            ctx.index_command(PiConverter.id),
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=ctx.env(),
-        )
-    finally:
-        os.close(fd)
+    spawn_detached(ctx.index_command(PiConverter.id), env=ctx.env(), log=logs / "index-pi.log")
 
 
 def run_hook(session_file: Path, *, index: bool = True, ctx: InstallContext | None = None) -> int:
