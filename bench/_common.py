@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from funes_core.embed import DIM, MODEL_NAME, FastEmbedder
+from funes_core.models.embed import DIM, MODEL_NAME, FastEmbedder
 from funes_core.store.base import ModelStamp, Vector
-from funes_core.turns import Block, Turn
+from funes_core.turns.format import Block, Turn
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench" / ".cache"

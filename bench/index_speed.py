@@ -42,12 +42,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from funes_core.chunking import Tier, chunk_turn  # noqa: E402
-from funes_core.embed import Embedder, FastEmbedder, HashEmbedder  # noqa: E402
 from funes_core.home import Home, State  # noqa: E402
-from funes_core.index import Indexer, IndexOptions, discover, load_redactor  # noqa: E402
+from funes_core.ingest.chunking import Tier, chunk_turn  # noqa: E402
+from funes_core.ingest.engine import Indexer, IndexOptions, discover, load_redactor  # noqa: E402
+from funes_core.models.embed import Embedder, FastEmbedder, HashEmbedder  # noqa: E402
 from funes_core.store import open_store  # noqa: E402
-from funes_core.turns import Block, Turn, read_turns_file, write_turns_file  # noqa: E402
+from funes_core.turns.format import Block, Turn, read_turns_file, write_turns_file  # noqa: E402
 
 EXAMPLES = ROOT / "examples" / "sessions"
 _WORD = re.compile(r"[A-Za-z]{4,}")

@@ -71,20 +71,26 @@ from _common import (
     recall_at,
 )
 
-from funes_core.embed import Embedder
 from funes_core.home import Home
-from funes_core.index import IndexOptions, run_index
-from funes_core.recall import DEFAULT_CANDIDATES, Leg, RecallParams, recall
+from funes_core.ingest.engine import IndexOptions, run_index
+from funes_core.models.embed import Embedder
+from funes_core.read.recall import DEFAULT_CANDIDATES, Leg, RecallParams, recall
 from funes_core.store import open_store
 from funes_core.store.base import Filters, Hit, Store, Vector
-from funes_core.turns import turns_to_jsonl, write_turns_file
+from funes_core.turns.format import turns_to_jsonl, write_turns_file
 
 KS = (5, 10, 25)
 MAX_K = max(KS)
 QUICK = ("conv-26", "conv-30")
 MEMFAS_VENV = CACHE / "memfas-venv"
 #: Files whose code decides what is stored: a change to any of them rebuilds the cached memories.
-_PIPELINE = ("chunking.py", "index.py", "redact.py", "turns.py", "store/lance.py")
+_PIPELINE = (
+    "ingest/chunking.py",
+    "ingest/engine.py",
+    "ingest/redact.py",
+    "turns/format.py",
+    "store/lance.py",
+)
 #: "Now" for the recent profile (after every LoCoMo session; only age differences matter).
 NOW = datetime(2025, 1, 1, tzinfo=UTC)
 

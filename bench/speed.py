@@ -72,10 +72,10 @@ from _common import (
     questions_of,
 )
 
-from funes_core.chunking import chunk_id, chunk_turn
 from funes_core.home import Home
+from funes_core.ingest.chunking import chunk_id, chunk_turn
 from funes_core.store.base import Row
-from funes_core.turns import read_turns_file
+from funes_core.turns.format import read_turns_file
 
 FUNES = str(Path(sys.executable).parent / "funes")
 SESSION_CHUNKS = 40
@@ -239,8 +239,8 @@ def queries(n: int) -> list[str]:
 
 def warm_recall(home: Home, qs: Sequence[str], reps: int) -> dict[str, Any]:
     """In-process ``recall_text`` (the CLI's and MCP's code) after one warm-up, with and without filters."""
-    from funes_core.memory import Memory
-    from funes_core.verbs import recall_text
+    from funes_core.read.verbs import recall_text
+    from funes_core.store.handle import Memory
 
     memory = Memory.resolve(None, home=home)
     recall_text(memory, "warm up the model and the table")  # model load, table open, caches
@@ -252,8 +252,8 @@ def warm_recall(home: Home, qs: Sequence[str], reps: int) -> dict[str, Any]:
             filtered.extend(timed(lambda q=q: recall_text(memory, q, **FILTER_ARGS), 1))
     # The parts: what one query spends where (median over the same queries).
     store = memory.store()
+    from funes_core.read.triggers import NOTES_SESSION
     from funes_core.store.base import Filters
-    from funes_core.triggers import NOTES_SESSION
 
     vecs = [memory.embed_query(q) for q in qs]
     parts = {
@@ -409,8 +409,9 @@ def profile(home: Home, qs: Sequence[str], out: Path, console: Console) -> Path 
         return None
     script = (
         f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
-        "from pathlib import Path\nfrom funes_core.home import Home\nfrom funes_core.memory import Memory\n"
-        "from funes_core.verbs import recall_text\n"
+        "from pathlib import Path\nfrom funes_core.home import Home\n"
+        "from funes_core.store.handle import Memory\n"
+        "from funes_core.read.verbs import recall_text\n"
         f"m = Memory.resolve(None, home=Home(Path({str(home.root)!r}))); recall_text(m, 'warm up')\n"
         f"qs = {list(qs)!r}\n"
         "for _ in range(10):\n    for q in qs: recall_text(m, q)\n"

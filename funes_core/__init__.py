@@ -11,8 +11,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from funes_core.files import atomic_write_text
-from funes_core.hookspecs import hookimpl
-from funes_core.integration import (
+from funes_core.host.api import (
     CONTRACT_VERSION,
     Capabilities,
     ConfigError,
@@ -29,7 +28,8 @@ from funes_core.integration import (
     WiringState,
     spawn_detached,
 )
-from funes_core.turns import (
+from funes_core.host.hookspecs import hookimpl
+from funes_core.turns.format import (
     Block,
     Turn,
     TurnsFormatError,

@@ -1,4 +1,4 @@
-"""Regenerate COMMUNITY.md from funes_core/catalog.toml (tests/test_community.py checks they match).
+"""Regenerate COMMUNITY.md from funes_core/host/catalog.toml (tests/test_community.py checks they match).
 
 Usage: ``uv run python scripts/gen_community.py`` (``--check`` exits 1 when the file is stale).
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from funes_core.catalog import load_catalog, render_community
+from funes_core.host.catalog import load_catalog, render_community
 
 TARGET = Path(__file__).resolve().parents[1] / "COMMUNITY.md"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from funes_core.embed import Embedder, HashEmbedder
 from funes_core.home import Home
+from funes_core.models.embed import Embedder, HashEmbedder
 
 
 @pytest.fixture

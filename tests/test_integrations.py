@@ -21,11 +21,11 @@ import pytest
 from typer.testing import CliRunner
 
 import funes_echo
-from funes_core.catalog import load_catalog
-from funes_core.cli import make_app
-from funes_core.integrations import UI, InstallError, Integrations, RunResult, installer_argv
-from funes_core.plugins import FunesPluginManager, load_plugins
-from funes_core.turns import read_turns_file
+from funes_core.faces.cli.app import make_app
+from funes_core.host.catalog import load_catalog
+from funes_core.host.integrations.common import UI, InstallError, Integrations, RunResult, installer_argv
+from funes_core.host.manager import FunesPluginManager, load_plugins
+from funes_core.turns.format import read_turns_file
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(funes_echo.__file__).parent / "contract_fixtures"

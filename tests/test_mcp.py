@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from typer.testing import CliRunner
 
-from funes_core.cli import make_app
+from funes_core.faces.cli.app import make_app
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "sessions"
@@ -129,7 +129,7 @@ def test_handshake_loads_no_model_and_no_lancedb(indexed_home: dict[str, str]) -
     code = (
         "import sys, anyio\n"
         "from mcp import Client\n"
-        "from funes_core.mcp_server import make_server\n"
+        "from funes_core.faces.mcp import make_server\n"
         "async def main():\n"
         "    async with Client(make_server()) as c:\n"
         "        tools = await c.list_tools()\n"
@@ -145,7 +145,7 @@ def test_handshake_loads_no_model_and_no_lancedb(indexed_home: dict[str, str]) -
 
 
 def test_tool_memory_argument_overrides_server_memory(indexed_home: dict[str, str], tmp_path: Path) -> None:
-    from funes_core.mcp_server import make_server
+    from funes_core.faces.mcp import make_server
 
     other_home = tmp_path / "other"
     env = {**indexed_home, "FUNES_HOME": str(other_home)}
@@ -183,7 +183,7 @@ def test_tool_memory_argument_overrides_server_memory(indexed_home: dict[str, st
 
 
 def test_missing_memory_is_an_error_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from funes_core.mcp_server import make_server
+    from funes_core.faces.mcp import make_server
 
     monkeypatch.setenv("FUNES_HOME", str(tmp_path / "empty"))
 
@@ -208,7 +208,7 @@ def test_logs_never_touch_stdout(indexed_home: dict[str, str]) -> None:
 
 
 def test_instructions_and_descriptions_speak_to_a_model() -> None:
-    from funes_core.mcp_server import INSTRUCTIONS, make_server
+    from funes_core.faces.mcp import INSTRUCTIONS, make_server
 
     async def session() -> list[Any]:
         async with Client(make_server()) as client:

@@ -19,8 +19,8 @@ import typer
 from typer.testing import CliRunner
 
 from funes_core import Converter, HookInstaller, ToolRegistrar, hookimpl
-from funes_core.cli import make_app
-from funes_core.plugins import FunesPluginManager, load_plugins
+from funes_core.faces.cli.app import make_app
+from funes_core.host.manager import FunesPluginManager, load_plugins
 from funes_echo import EchoConverter, EchoHookInstaller, EchoToolRegistrar
 
 REPO = Path(__file__).resolve().parents[1]
@@ -564,7 +564,8 @@ def test_funes_plugins_reports_broken_plugins(broken_site: Path) -> None:
 
 def test_plugin_loading_imports_nothing_heavy() -> None:
     code = (
-        "import sys; from funes_core.cli import make_app; from funes_core.plugins import load_plugins;"
+        "import sys; from funes_core.faces.cli.app import make_app;"
+        " from funes_core.host.manager import load_plugins;"
         "make_app(load_plugins()); heavy = [m for m in ('lancedb', 'fastembed', 'mcp')"
         " if m in sys.modules]; print(','.join(heavy))"
     )

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pytest
 
-from funes_core import read
-from funes_core.chunking import chunk_turn
-from funes_core.read import ReadError, find_literal
-from funes_core.render import (
+from funes_core.ingest.chunking import chunk_turn
+from funes_core.read import engine as read
+from funes_core.read.engine import ReadError, find_literal
+from funes_core.read.render import (
     debug_quote,
     get_json,
     render_get,
@@ -25,8 +25,8 @@ from funes_core.render import (
     sketch_json,
 )
 from funes_core.store.base import Row, Vector
-from funes_core.store.memory import MemoryStore
-from funes_core.turns import Block, Turn
+from funes_core.store.reference import MemoryStore
+from funes_core.turns.format import Block, Turn
 
 LABEL = "local"
 CLOSING = (

@@ -10,16 +10,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from funes_core.chunking import chunk_turn
-from funes_core.embed import Embedder, HashEmbedder
-from funes_core.memory import Memory, count_tokens
-from funes_core.recall import Leg, RecallParams, freshness, fuse, fuse_relative, recall
-from funes_core.render import EXTERNAL_NOTE, NO_RESULTS, render_recall
+from funes_core.ingest.chunking import chunk_turn
+from funes_core.models.embed import Embedder, HashEmbedder
+from funes_core.read.recall import Leg, RecallParams, freshness, fuse, fuse_relative, recall
+from funes_core.read.render import EXTERNAL_NOTE, NO_RESULTS, render_recall
+from funes_core.read.triggers import forget_turn, live_triggers, matching, remember_turn
+from funes_core.read.verbs import VerbError, recall_text
 from funes_core.store.base import Filters, Hit, Row
-from funes_core.store.memory import MemoryStore
-from funes_core.triggers import forget_turn, live_triggers, matching, remember_turn
-from funes_core.turns import Block, Turn
-from funes_core.verbs import VerbError, recall_text
+from funes_core.store.handle import Memory, count_tokens
+from funes_core.store.reference import MemoryStore
+from funes_core.turns.format import Block, Turn
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from funes_core.cli import make_app
-from funes_core.embed import HashEmbedder
+from funes_core.faces.cli.app import make_app
 from funes_core.home import Home
-from funes_core.index import IndexOptions, run_index
-from funes_core.status import age_words, collect_status, human_bytes
+from funes_core.ingest.engine import IndexOptions, run_index
+from funes_core.models.embed import HashEmbedder
+from funes_core.read.status import age_words, collect_status, human_bytes
 from funes_core.store import NO_INDEX_MESSAGE
-from funes_core.turns import Block, Turn, write_turns_file
+from funes_core.turns.format import Block, Turn, write_turns_file
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
@@ -152,7 +152,7 @@ def test_status_of_a_named_memory_and_owed_embeddings(funes_home: Home, tmp_path
 def test_status_help_stays_light() -> None:
     code = (
         "import sys\n"
-        "from funes_core.cli import make_app\n"
+        "from funes_core.faces.cli.app import make_app\n"
         "try:\n    make_app()(['status', '--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = ('lancedb', 'fastembed', 'onnxruntime', 'pyarrow')\n"
         "print('HEAVY', sorted(m for m in heavy if m in sys.modules))\n"

@@ -10,12 +10,12 @@ import pytest
 
 from funes_contracts import StoreContract
 from funes_contracts.store import STAMP, make_row
-from funes_core.embed import HashEmbedder
 from funes_core.home import Home
+from funes_core.models.embed import HashEmbedder
 from funes_core.store import NO_INDEX_MESSAGE, NoIndexError, open_store
 from funes_core.store.base import ModelMismatchError, ModelStamp, Store
 from funes_core.store.lance import LanceStore, filters_sql
-from funes_core.store.memory import MemoryStore
+from funes_core.store.reference import MemoryStore
 
 
 class TestMemoryStore(StoreContract):

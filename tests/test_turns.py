@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from funes_core.turns import (
+from funes_core.turns.format import (
     Block,
     Turn,
     TurnsFormatError,

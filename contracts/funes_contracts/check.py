@@ -12,8 +12,8 @@ from pathlib import Path
 
 from funes_contracts.converter import ConverterContract
 from funes_contracts.wiring import HookInstallerContract, ToolRegistrarContract
-from funes_core.integration import Converter
-from funes_core.plugins import load_plugins
+from funes_core.host.api import Converter
+from funes_core.host.manager import load_plugins
 
 __all__ = ["contract_classes", "fixtures_of"]
 

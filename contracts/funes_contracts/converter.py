@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import pytest
 
 from funes_contracts import files
-from funes_core.integration import (
+from funes_core.host.api import (
     CONTRACT_VERSION,
     ID_PATTERN,
     SPOOL_SUFFIX,
@@ -39,7 +39,7 @@ from funes_core.integration import (
     last_activity,
     spool_filename,
 )
-from funes_core.turns import Turn, is_utc_ts, parse_line, read_turns_file, turns_to_jsonl
+from funes_core.turns.format import Turn, is_utc_ts, parse_line, read_turns_file, turns_to_jsonl
 
 __all__ = ["ConverterContract"]
 

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from funes_contracts import requirements
-from funes_core.integration import CONTRACT_VERSION, InstallContext
+from funes_core.host.api import CONTRACT_VERSION, InstallContext
 
 _RESULTS = pytest.StashKey[list[dict[str, Any]]]()
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from funes_core.embed import DIM, Embedder, FastEmbedder, HashEmbedder
+from funes_core.models.embed import DIM, Embedder, FastEmbedder, HashEmbedder
 from funes_core.store.base import Filters, ModelMismatchError, ModelStamp, Row, Store, Vector
 
 __all__ = ["StoreContract", "make_row", "shared_real_embedder"]

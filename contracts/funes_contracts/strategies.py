@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import strategies as st
 
-from funes_core.turns import BLOCK_TYPES, Block, Turn, format_ts
+from funes_core.turns.format import BLOCK_TYPES, Block, Turn, format_ts
 
 __all__ = ["blocks", "harness_ids", "session_ids", "texts", "timestamps", "turns"]
 

@@ -23,7 +23,7 @@ from typing import ClassVar
 import pytest
 
 from funes_contracts import files
-from funes_core.integration import (
+from funes_core.host.api import (
     CONTRACT_VERSION,
     ID_PATTERN,
     Capabilities,

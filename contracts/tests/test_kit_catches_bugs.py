@@ -27,7 +27,7 @@ from pathlib import Path
 import funes_echo
 from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
 from funes_core import Outcome, SpoolWrite, turns_to_jsonl
-from funes_core.integration import last_activity, spool_filename
+from funes_core.host.api import last_activity, spool_filename
 from funes_echo import EchoConverter, EchoHookInstaller, EchoToolRegistrar
 
 FIX = Path(funes_echo.__file__).parent / "contract_fixtures"

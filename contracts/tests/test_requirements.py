@@ -11,7 +11,7 @@ import pytest
 import funes_contracts
 from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
 from funes_contracts.requirements import REQUIREMENTS, ROLES, render_markdown
-from funes_core.integration import CONTRACT_VERSION
+from funes_core.host.api import CONTRACT_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 CONTRACTS = (ConverterContract, HookInstallerContract, ToolRegistrarContract)

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 
 from funes_contracts.strategies import harness_ids, session_ids, timestamps, turns
-from funes_core.turns import is_utc_ts, parse_line, read_turns_file, turns_to_jsonl, write_turns_file
+from funes_core.turns.format import is_utc_ts, parse_line, read_turns_file, turns_to_jsonl, write_turns_file
 
 
 @given(turns())

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from funes_core.chunking import Chunk
+    from funes_core.ingest.chunking import Chunk
 
 __all__ = [
     "Filters",

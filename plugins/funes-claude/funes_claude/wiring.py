@@ -11,7 +11,7 @@ Claude Code checks these objects against its settings schema and rewrites the fi
 and then, so the marker is not an extra key (it could be refused or dropped) but the command:
 a command hook that runs ``-m funes_claude.hook`` is funes-claude's, and removal deletes
 exactly those (and the groups and arrays left empty by it), nothing else. Edits go through
-:mod:`funes_core.jsonedit`, which appends after the last entry with the file's own separator
+:mod:`funes_core.host.configedit.json`, which appends after the last entry with the file's own separator
 and removes an entry with the separator it brought, so every other byte stays as it was.
 
 **MCP server.** With the ``claude`` CLI on the context's PATH the registrar runs
@@ -48,7 +48,7 @@ from funes_core import (
     ToolRegistrar,
     WiringState,
 )
-from funes_core.jsonedit import (
+from funes_core.host.configedit.json import (
     EditError,
     append_item,
     read_json_text,

@@ -5,7 +5,7 @@
 of every turn) and one to ``SessionEnd`` (a session closed before its last Stop was indexed),
 each running :mod:`funes_codex.hook`. That module's name inside the command is the marker: a
 group is funes-codex's when every handler in it runs ``-m funes_codex.hook``, so removal takes
-out exactly those groups, through :mod:`funes_core.jsonedit`, byte for byte (a file left holding
+out exactly those groups, through :mod:`funes_core.host.configedit.json`, byte for byte (a file left holding
 nothing, ``{}``, is deleted: funes-codex created it, or it told Codex nothing). Codex ignores
 hooks nobody trusted, so the summary says to trust them once with ``/hooks``.
 
@@ -50,7 +50,7 @@ from funes_core import (
     ToolRegistrar,
     WiringState,
 )
-from funes_core.jsonedit import (
+from funes_core.host.configedit.json import (
     EditError,
     append_item,
     read_json_text,

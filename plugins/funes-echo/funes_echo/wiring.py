@@ -1,6 +1,6 @@
 """Wires funes into echo: a hook in ``~/.echo/config.json``, an MCP server in ``~/.echo/mcp.json``.
 
-Both edits go through :class:`~funes_core.jsonedit.JsonFile`, which adds funes' member as one
+Both edits go through :class:`~funes_core.host.configedit.json.JsonFile`, which adds funes' member as one
 line and removes exactly that line again, so every other byte of the user's files survives.
 Every value funes-echo writes ends with ``"managed_by": "funes-echo"``: that marker is how
 ``uninstall`` knows what is ours, and why a same-named entry the user wrote is never touched.
@@ -21,7 +21,7 @@ from funes_core import (
     ToolRegistrar,
     WiringState,
 )
-from funes_core.jsonedit import EditError, JsonFile
+from funes_core.host.configedit.json import EditError, JsonFile
 
 __all__ = ["MARKER", "EchoHookInstaller", "EchoToolRegistrar"]
 

@@ -3,7 +3,7 @@
 ``pi install <dir>`` records a local package as a string in ``packages``, but it rewrites the
 whole file as it does (``JSON.stringify`` with two-space indentation, no final newline) and
 ``pi remove`` leaves ``"packages": []`` behind, so neither can give the user their file back
-unchanged. funes therefore makes the same edit itself, the way :mod:`funes_core.jsonedit` edits
+unchanged. funes therefore makes the same edit itself, the way :mod:`funes_core.host.configedit.json` edits
 objects: it inserts the entry as the array's first element (on its own line when the array is
 laid out one element per line) and later removes exactly what it inserted. When the file did
 not exist, or had no ``packages`` member, what funes created is recorded by the caller
@@ -11,7 +11,7 @@ not exist, or had no ``packages`` member, what funes created is recorded by the 
 
 Every result is parsed again and compared with the intended data before it is returned, so an
 edit can never silently damage the file; anything unexpected raises
-:class:`funes_core.jsonedit.EditError`.
+:class:`funes_core.host.configedit.json.EditError`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from funes_core import atomic_write_text
-from funes_core.jsonedit import EditError
+from funes_core.host.configedit.json import EditError
 
 __all__ = ["Created", "PackagesFile", "Span"]
 

@@ -39,7 +39,7 @@ from funes_core import (
     ToolRegistrar,
     WiringState,
 )
-from funes_core.jsonedit import EditError
+from funes_core.host.configedit.json import EditError
 from funes_pi.paths import settings_path
 from funes_pi.settings import Created, PackagesFile
 

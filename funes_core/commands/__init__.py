@@ -1,1 +1,0 @@
-"""CLI verbs, one module per group, each exposing ``register(app)``."""

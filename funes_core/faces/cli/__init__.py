@@ -1,0 +1,1 @@
+"""The ``funes`` command line: ``app`` builds the typer app; one module per group of commands."""

@@ -1,0 +1,80 @@
+"""The ``funes`` command line, built by a factory so tests (and plugins) get a fresh app.
+
+Each group of verbs lives in its own module under :mod:`funes_core.faces.cli` and is mounted
+here. Heavy libraries (lancedb, fastembed, mcp) are imported inside the commands that need
+them, so ``funes --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from funes_core import __version__
+from funes_core.faces.cli import index, integrations, mcp, notes, plugins, read, status
+from funes_core.host.manager import FunesPluginManager, load_plugins
+
+__all__ = ["main", "make_app"]
+
+HELP = """\
+funes: a verbatim, local-first memory of your coding agents' past sessions.
+
+Agents' transcripts are converted into one open turns format, chunked, embedded with a pinned
+local model and stored in an embedded LanceDB under $FUNES_HOME (default ~/.funes). Nothing is
+summarised and nothing leaves this machine.
+
+Start with `funes index examples/` (or `funes integrations install claude`), then
+`funes recall "what did we decide about the parser"`.
+"""
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"funes {__version__}")
+        raise typer.Exit()
+
+
+def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
+    """Build the ``funes`` app: every core verb, then whatever the plugins in ``pm`` add.
+
+    ``pm`` is the plugin manager (``None``: an empty one, no plugins). Plugins' commands are
+    mounted last through ``funes_register_commands`` and may not shadow a core verb.
+    """
+    pm = pm if pm is not None else FunesPluginManager()
+    app = typer.Typer(
+        name="funes",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback()
+    def _root(
+        version: Annotated[
+            bool,
+            typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+        ] = False,
+    ) -> None:
+        """funes: verbatim memory for coding agents."""
+
+    index.register(app)
+    status.register(app)
+    read.register(app)
+    notes.register(app)
+    mcp.register(app)
+    plugins.register(app, pm)
+    integrations.register(app, pm)
+
+    pm.register_commands(app)
+    return app
+
+
+def main() -> None:
+    """Console-script entry point: load the installed plugins, build the app, run it."""
+    app = make_app(load_plugins())
+    sys.exit(app(standalone_mode=True))

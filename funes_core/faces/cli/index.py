@@ -1,0 +1,243 @@
+"""``funes index``: validate turns files and store them in the memory.
+
+The engine lives in :mod:`funes_core.ingest.engine`; this module parses flags, picks the lock policy
+(wait briefly for a person, fail fast for a hook), draws the progress bar when a person is
+watching, and prints the one-line summary. Everything heavy is imported inside the command so
+``funes --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from funes_core.ingest.sources import CheckReport, PreparedFile, format_counts
+from funes_core.turns.format import TurnsFormatError
+
+if TYPE_CHECKING:
+    from funes_core.ingest.engine import IndexReport
+
+__all__ = ["register"]
+
+#: Exit status when another writer holds the store lock (sysexits' EX_TEMPFAIL): callers such as
+#: per-turn hooks retry on it instead of parsing the message.
+EXIT_LOCKED = 75
+
+INDEX_HELP = """\
+Validate turns files and store them in the memory.
+
+PATH is a .funes.jsonl file (re-read every run; already stored turns are skipped) or a folder
+searched recursively (unchanged files are skipped). Without PATH, the spools under
+$FUNES_HOME/spool/<id>/ are drained, newest first: a spool file is deleted once all of it is
+stored. Text is stored first and is searchable at once; tool calls and results follow, and
+embeddings are computed last (rows still owed an embedding are found by keyword search and get
+it in this run or a later one).
+
+--budget stops cleanly after the batch that crosses the time limit and says what is left.
+--rebuild moves the current memory aside to $FUNES_HOME/memory.old-<time> (nothing is deleted)
+and indexes PATH, or the spools, into a fresh one; use it after changing the embedding model.
+
+Exit status: 0 done; 1 a file was rejected or the run could not start; 75 another funes index
+holds the store lock (retry later); 130 interrupted (what was committed is kept).
+To rebuild from an agent's whole history, re-run `funes integrations install <agent>`.
+
+With --check nothing is written: each file is validated whole and chunked, and a report says
+what indexing would store.
+"""
+
+#: How long an interactive ``funes index`` waits for another writer before giving up.
+INTERACTIVE_LOCK_WAIT = 15.0
+
+
+def _check(path: Path) -> int:
+    def show(item: PreparedFile | TurnsFormatError) -> None:
+        if isinstance(item, TurnsFormatError):
+            typer.echo(str(item))
+            return
+        typer.echo(f"ok {item.path}: {len(item.parsed.turns)} turns, {len(item.chunks)} chunks")
+        for note in item.parsed.warnings:
+            typer.echo(f"warning: {note}", err=True)
+
+    from funes_core.ingest.sources import default_redactor
+
+    report = CheckReport.run(path, redactor=default_redactor(), on_file=show)
+    redactions = report.redactions
+    red = f"{sum(redactions.values())} redactions"
+    if redactions:
+        red += f" ({format_counts(redactions)})"
+    typer.echo(
+        f"checked {len(report.ok) + len(report.rejected)} files: {len(report.ok)} ok, "
+        f"{len(report.rejected)} rejected; {report.turns} turns, {report.chunks} chunks, "
+        f"{report.duplicate_ids} duplicate ids, {red}"
+    )
+    return 1 if report.rejected else 0
+
+
+class RichProgress:
+    """A transient progress display on stderr: files × tiers stored, then embeddings per second."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True)
+        self._progress = Progress(
+            TextColumn("{task.description:<10}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self._write_task: Any = None
+        self._embed_task: Any = None
+        self._turns = 0
+        self._chunks = 0
+        self._embedded = 0
+        self._started = False
+
+    def _start(self) -> None:
+        if not self._started:
+            self._progress.start()
+            self._started = True
+
+    def writing(self, total_steps: int) -> None:
+        if total_steps == 0:
+            return
+        self._start()
+        self._write_task = self._progress.add_task("storing", total=total_steps, info="")
+
+    def wrote(self, *, steps: int, turns: int, chunks: int) -> None:
+        if self._write_task is None:
+            return
+        self._turns += turns
+        self._chunks += chunks
+        self._progress.update(
+            self._write_task, advance=steps, info=f"file×tier · {self._turns} turns, {self._chunks} chunks"
+        )
+
+    def embedding(self, total: int) -> None:
+        self._start()
+        self._embed_task = self._progress.add_task("embedding", total=total, info="")
+
+    def embedded(self, n: int) -> None:
+        if self._embed_task is None:
+            return
+        self._embedded += n
+        task = self._progress.tasks[-1]
+        rate = f"{self._embedded / task.elapsed:.1f}/s" if task.elapsed else ""
+        self._progress.update(self._embed_task, advance=n, info=rate)
+
+    def warn(self, message: str) -> None:
+        if self._started:
+            self._progress.console.print(message, markup=False, highlight=False)
+        else:
+            print(message, file=sys.stderr)
+
+    def close(self) -> None:
+        if self._started:
+            self._progress.stop()
+            self._started = False
+
+
+def _run(
+    path: Path | None,
+    *,
+    harness: str | None,
+    limit: int | None,
+    budget: float | None,
+    no_thinking: bool,
+    rebuild: bool,
+) -> IndexReport:
+    from funes_core.home import stderr_is_interactive
+    from funes_core.ingest.engine import IndexOptions, run_index
+
+    interactive = stderr_is_interactive()
+    progress = RichProgress() if sys.stderr.isatty() else None
+
+    def warn(message: str) -> None:
+        if progress is not None:
+            progress.warn(message)
+        else:
+            print(message, file=sys.stderr)
+
+    options = IndexOptions(
+        path=path,
+        harness=harness,
+        limit=limit,
+        budget=budget,
+        include_thinking=not no_thinking,
+        rebuild=rebuild,
+    )
+    try:
+        return run_index(
+            options,
+            progress=progress,
+            warn=warn,
+            lock_wait=INTERACTIVE_LOCK_WAIT if interactive else 0.0,
+            lock_notify=sys.stderr if interactive else None,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("index", help=INDEX_HELP)
+    def index(
+        path: Annotated[Path | None, typer.Argument(help="A .funes.jsonl file or a folder of them.")] = None,
+        check: Annotated[
+            bool, typer.Option("--check", help="Validate and count only; write nothing.")
+        ] = False,
+        harness: Annotated[
+            str | None, typer.Option("--harness", help="Drain only this integration's spool (no PATH).")
+        ] = None,
+        limit: Annotated[
+            int | None, typer.Option("--limit", min=0, help="Index at most N files, newest first.")
+        ] = None,
+        budget: Annotated[
+            float | None,
+            typer.Option("--budget", min=0, help="Stop cleanly after about this many seconds."),
+        ] = None,
+        no_thinking: Annotated[
+            bool, typer.Option("--no-thinking", help="Skip the agents' thinking blocks.")
+        ] = False,
+        rebuild: Annotated[
+            bool, typer.Option("--rebuild", help="Move the memory aside and build a fresh one.")
+        ] = False,
+    ) -> None:
+        if check:
+            if path is None:
+                raise typer.BadParameter("--check needs a PATH to validate", param_hint="PATH")
+            if not path.exists():
+                typer.echo(f"funes: no such file or folder: {path}", err=True)
+                raise typer.Exit(1)
+            raise typer.Exit(_check(path))
+
+        from funes_core.home import HomeError, LockBusyError
+        from funes_core.ingest.engine import IndexRunError
+        from funes_core.models.embed import ModelFileError
+        from funes_core.store.base import ModelMismatchError
+
+        try:
+            report = _run(
+                path, harness=harness, limit=limit, budget=budget, no_thinking=no_thinking, rebuild=rebuild
+            )
+        except LockBusyError as exc:
+            typer.echo(f"funes: {exc}", err=True)
+            raise typer.Exit(EXIT_LOCKED) from None
+        except (IndexRunError, ModelMismatchError, ModelFileError, HomeError) as exc:
+            typer.echo(f"funes: {exc}", err=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            typer.echo(
+                "funes: interrupted — everything committed so far is kept; run `funes index` again to finish",
+                err=True,
+            )
+            raise typer.Exit(130) from None
+        typer.echo(report.summary())
+        raise typer.Exit(1 if report.rejected else 0)

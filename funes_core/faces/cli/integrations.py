@@ -1,0 +1,151 @@
+"""``funes integrations``: list, inspect, install, remove, check and run agent integrations."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from funes_core.host.integrations.common import UI, Integrations
+    from funes_core.host.manager import FunesPluginManager
+
+__all__ = ["default_ui", "register"]
+
+HELP = """\
+Wire funes into your coding agents.
+
+An integration (a plugin distribution such as funes-claude) converts an agent's transcripts into
+the turns format, installs a per-turn hook so new turns are indexed, and registers `funes mcp`
+with the agent. `install` does all of it and builds the first index; `remove` undoes the wiring
+and never deletes the memory.
+"""
+
+
+def _is_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def default_ui() -> UI:
+    """The terminal-backed UI (tests monkeypatch this to answer prompts)."""
+    from funes_core.host.integrations.common import UI
+
+    def confirm(question: str) -> bool:
+        return typer.confirm(question.removesuffix(" [y/N]"), default=False, err=True)
+
+    return UI(
+        out=typer.echo,
+        err=lambda line: typer.echo(line, err=True),
+        is_terminal=_is_terminal,
+        confirm=confirm,
+        progress=sys.stderr.isatty(),
+    )
+
+
+def _run(pm: FunesPluginManager, action: str, *args: object, **kwargs: object) -> None:
+    """Build the orchestrator, run one verb, map a one-line failure to ``funes: …`` and exit 1."""
+    from funes_core.host.catalog import CatalogError
+    from funes_core.host.integrations.common import InstallError, Integrations
+
+    try:
+        orchestrator: Integrations = Integrations(pm=pm, ui=default_ui())
+        status = getattr(orchestrator, action)(*args, **kwargs)
+    except (InstallError, CatalogError) as exc:
+        typer.echo(f"funes: {exc}", err=True)
+        raise typer.Exit(1) from None
+    raise typer.Exit(status)
+
+
+def register(app: typer.Typer, pm: FunesPluginManager) -> None:
+    group = typer.Typer(name="integrations", help=HELP, no_args_is_help=True)
+
+    @group.command("list")
+    def list_(
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Installed integrations and what the catalog offers, with their status on this machine."""
+        _run(pm, "show_list", as_json=as_json)
+
+    @group.command("info")
+    def info(
+        ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id, e.g. claude.")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Everything funes knows about one integration."""
+        _run(pm, "info", ident, as_json=as_json)
+
+    @group.command("install")
+    def install(
+        ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id, e.g. claude.")],
+        memory: Annotated[
+            str | None,
+            typer.Argument(
+                metavar="MEMORY", help="The memory the agent's tools read ('local' unbinds a previous one)."
+            ),
+        ] = None,
+        from_path: Annotated[
+            Path | None,
+            typer.Option(
+                "--from", metavar="PATH|WHEEL", help="Install the plugin from a local folder or wheel."
+            ),
+        ] = None,
+        dist: Annotated[
+            str | None,
+            typer.Option("--dist", metavar="NAME", help="Install this distribution from the package index."),
+        ] = None,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Trust a source the catalog does not vouch for.")
+        ] = False,
+        seed: Annotated[
+            bool, typer.Option("--seed/--no-seed", help="Convert the agent's existing sessions.")
+        ] = True,
+        index: Annotated[bool, typer.Option("--index/--no-index", help="Build the first index.")] = True,
+        installed_only: Annotated[bool, typer.Option("--installed-only", hidden=True)] = False,
+        origin: Annotated[str | None, typer.Option("--origin", hidden=True)] = None,
+    ) -> None:
+        """Install an integration and wire it: MCP tools, hooks, existing sessions, first index."""
+        _run(
+            pm,
+            "install",
+            ident,
+            memory,
+            from_path=from_path,
+            dist=dist,
+            yes=yes,
+            seed=seed,
+            index=index,
+            installed_only=installed_only,
+            origin=origin,
+        )
+
+    @group.command("remove")
+    def remove(
+        ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id.")],
+    ) -> None:
+        """Undo the wiring (hooks, MCP registration); keeps the memory, the spool and transcripts."""
+        _run(pm, "remove", ident)
+
+    @group.command("check")
+    def check(
+        ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id.")],
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Run the contract suite against an installed plugin and print a conformance report."""
+        _run(pm, "check", ident, as_json=as_json)
+
+    @group.command("convert")
+    def convert(
+        ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id.")],
+        source: Annotated[Path, typer.Argument(metavar="SOURCE", help="A transcript or a folder of them.")],
+        out_dir: Annotated[Path, typer.Argument(metavar="OUT_DIR", help="Where to write turns files.")],
+        index: Annotated[
+            bool,
+            typer.Option("--index", help="Then start `funes index` in the background (what hooks do)."),
+        ] = False,
+    ) -> None:
+        """Convert transcripts by hand into turns files; `funes index OUT_DIR` then indexes them."""
+        _run(pm, "convert", ident, source, out_dir, index=index)
+
+    app.add_typer(group)

@@ -1,0 +1,725 @@
+"""The indexing engine behind ``funes index``: sources → validated turns → chunks → store → embeddings.
+
+Sources are a named turns file (re-read every run), a directory (walked recursively; unchanged
+files skipped by their ``size:mtime`` stamp) or the spools ``$FUNES_HOME/spool/<id>/`` (drained:
+a file is deleted once all of it is stored). The run is **tier-major**: the text/thinking rows
+of every pending file are written first (searchable by BM25 at once), then tool calls, then tool
+results, and only then are embeddings computed, oldest owed first, for as long as the budget
+allows. Embeddings never block storage: a row without a vector is found by BM25 and gets its
+vector in this run or a later one.
+
+Crash safety comes from ordering, not from transactions spanning two systems:
+
+1. each store commit is atomic and deduplicated by chunk id (re-running it is a no-op);
+2. ``state.json`` is rewritten atomically *after* the commit it describes (a crash in between
+   only means the next run re-reads a file and stores nothing new);
+3. a spool file is removed only after its last tier is committed and recorded, and only if it
+   is still the very file that was read (a producer may have replaced it meanwhile).
+
+So ``kill -9`` at any instant leaves a memory that the next run completes, with no duplicates.
+One writer at a time holds ``$FUNES_HOME/store.lock``; readers never take it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol, TextIO
+
+from funes_core import __version__
+from funes_core.home import FileState, Home, RefusedFile, State, write_lock
+from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_id, chunk_turn, render_block, tier_of
+from funes_core.ingest.facets import RepoResolver, workdir_of
+from funes_core.ingest.sources import TURNS_SUFFIX, format_counts, iter_turns_files
+from funes_core.store.base import Row, Store, Vector
+from funes_core.turns.format import ParsedFile, Turn, TurnsFormatError, format_ts, read_turns_file
+
+if TYPE_CHECKING:
+    from funes_core.models.embed import Embedder
+
+__all__ = [
+    "EMBED_BATCH",
+    "VECTOR_COMMIT_ROWS",
+    "WRITE_BATCH_ROWS",
+    "IndexOptions",
+    "IndexProgress",
+    "IndexReport",
+    "IndexRunError",
+    "Indexer",
+    "SourceFile",
+    "discover",
+    "load_redactor",
+    "rebuild_memory",
+    "run_index",
+]
+
+#: Rows per store commit while writing text. Big enough that a large spool is a few dozen
+#: commits (each one a Lance version), small enough that a crash loses little work.
+WRITE_BATCH_ROWS = 2000
+#: Files per store commit, so a spool of many tiny files is not one commit per file.
+WRITE_BATCH_FILES = 250
+#: Texts per embedding call (the model's batch); the budget is checked between calls.
+EMBED_BATCH = 16
+#: Vectors per store commit at least (~3 s of CPU embedding with the real model) ...
+VECTOR_COMMIT_ROWS = 64
+#: ... and a commit only once this much time has passed since the last one, so a fast embedder
+#: does not turn into one Lance version per 64 rows (each commit costs tens of milliseconds).
+VECTOR_COMMIT_SECONDS = 2.0
+#: Owed rows fetched per round trip to the store.
+OWED_FETCH = 256
+#: Parsed files kept in memory between tier passes (bytes of source); beyond it, files are re-read.
+PARSE_CACHE_BYTES = 32 * 1024 * 1024
+
+SourceKind = Literal["file", "dir", "spool"]
+TIERS: tuple[Tier, ...] = (Tier.TEXT, Tier.TOOL_USE, Tier.TOOL_RESULT)
+LAST_TIER = int(Tier.TOOL_RESULT)
+
+
+class IndexRunError(RuntimeError):
+    """A run that cannot start (bad arguments, unknown spool); ``str()`` is the one line to show."""
+
+
+# --------------------------------------------------------------------------- options and report
+
+
+@dataclass(slots=True)
+class IndexOptions:
+    """What ``funes index`` was asked to do."""
+
+    path: Path | None = None
+    harness: str | None = None
+    limit: int | None = None
+    budget: float | None = None
+    include_thinking: bool = True
+    rebuild: bool = False
+
+
+@dataclass(slots=True)
+class IndexReport:
+    """What a run did; :meth:`summary` is the one line printed on stdout."""
+
+    files: int = 0
+    turns: int = 0
+    chunks: int = 0
+    redactions: Counter[str] = field(default_factory=Counter)
+    rejected: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    embedded: int = 0
+    owed: int = 0
+    files_left: int = 0
+    budget: float | None = None
+    budget_hit: bool = False
+    spool_deleted: int = 0
+    rebuilt_from: Path | None = None
+
+    def summary(self) -> str:
+        files = f"{self.files} file" + ("" if self.files == 1 else "s")
+        line = f"indexed {files}: {self.turns} turns, {self.chunks} chunks"
+        total = sum(self.redactions.values())
+        if total:
+            noun = "redaction" if total == 1 else "redactions"
+            line += f" ({total} {noun}: {format_counts(self.redactions)})"
+        line += f"; {len(self.rejected)} rejected; embeddings owed: {self.owed}"
+        if self.budget_hit and (self.files_left or self.owed):
+            left = []
+            if self.files_left:
+                left.append(
+                    f"{self.files_left} file" + ("" if self.files_left == 1 else "s") + " not fully stored"
+                )
+            if self.owed:
+                left.append(f"{self.owed} embeddings")
+            what = " and ".join(left)
+            line += f" — stopped at the {self.budget:g} s budget with {what} left"
+            line += "; run `funes index` again to continue"
+        return line
+
+
+class IndexProgress(Protocol):
+    """Where the engine reports progress (a rich bar at a terminal, nothing otherwise)."""
+
+    def writing(self, total_steps: int) -> None: ...
+
+    def wrote(self, *, steps: int, turns: int, chunks: int) -> None: ...
+
+    def embedding(self, total: int) -> None: ...
+
+    def embedded(self, n: int) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _NoProgress:
+    def writing(self, total_steps: int) -> None:
+        pass
+
+    def wrote(self, *, steps: int, turns: int, chunks: int) -> None:
+        pass
+
+    def embedding(self, total: int) -> None:
+        pass
+
+    def embedded(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------- sources
+
+
+def _sig(st: os.stat_result) -> str:
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass(slots=True)
+class SourceFile:
+    """One turns file to read this run, with the stamp it had when it was found."""
+
+    path: Path
+    kind: SourceKind
+    sig: str
+    ino: int
+    mtime_ns: int
+    size: int
+    #: highest tier already stored for this content (0 = nothing yet)
+    done: int = 0
+    refused: bool = False
+    rows_written: int = 0
+
+    @property
+    def key(self) -> str:
+        return str(self.path)
+
+    @property
+    def signed(self) -> bool:
+        """Directory and spool files are remembered in state.json; a named file is re-read every run."""
+        return self.kind != "file"
+
+
+@dataclass(slots=True)
+class Discovery:
+    """The files a run will read, plus what discovery already settled."""
+
+    files: list[SourceFile]
+    #: spool files found fully stored by an earlier (interrupted) run: delete, don't re-read
+    finished_spool: list[SourceFile] = field(default_factory=list)
+    #: roots whose state entries for vanished files should be dropped
+    roots: list[Path] = field(default_factory=list)
+
+
+def _stat_source(path: Path, kind: SourceKind) -> SourceFile | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None  # vanished between listing and stat (a spool being drained by someone else)
+    return SourceFile(
+        path=path, kind=kind, sig=_sig(st), ino=st.st_ino, mtime_ns=st.st_mtime_ns, size=st.st_size
+    )
+
+
+def _settle_signed(src: SourceFile, state: State, include_thinking: bool) -> Literal["read", "skip", "done"]:
+    """Decide from the state whether a signed file needs reading; updates ``src.done``."""
+    refused = state.refused.get(src.key)
+    if refused is not None:
+        if refused.funes_version == __version__:
+            if refused.sig == src.sig:
+                return "skip"
+            with contextlib.suppress(OSError):
+                if _file_sha256(src.path) == refused.sha256:
+                    refused.sig = src.sig  # touched, not changed: still the same bad content
+                    return "skip"
+        del state.refused[src.key]
+    known = state.files.get(src.key)
+    if known is not None and known.sig == src.sig and (known.thinking or not include_thinking):
+        src.done = min(known.tier, LAST_TIER)
+        if src.done >= LAST_TIER:
+            return "done"
+    return "read"
+
+
+def discover(home: Home, options: IndexOptions, state: State) -> Discovery:
+    """List what this run reads, newest mtime first, with ``--limit`` applied to files that need work."""
+    found: list[SourceFile] = []
+    finished: list[SourceFile] = []
+    roots: list[Path] = []
+    if options.path is not None:
+        target = options.path.expanduser().absolute()
+        if not target.exists():
+            raise IndexRunError(f"no such file or folder: {options.path}")
+        if target.is_file():
+            src = _stat_source(target, "file")
+            if src is not None:
+                found.append(src)
+        else:
+            roots.append(target)
+            for path in iter_turns_files(target):
+                src = _stat_source(path, "dir")
+                if src is not None and _settle_signed(src, state, options.include_thinking) == "read":
+                    found.append(src)
+    else:
+        ids = home.spool_ids()
+        if options.harness is not None:
+            if options.harness not in ids:
+                raise IndexRunError(f"no {options.harness} spool")
+            ids = [options.harness]
+        for spool_id in ids:
+            root = home.spool_dir / spool_id
+            roots.append(root)
+            for path in iter_turns_files(root):
+                src = _stat_source(path, "spool")
+                if src is None:
+                    continue
+                verdict = _settle_signed(src, state, options.include_thinking)
+                if verdict == "read":
+                    found.append(src)
+                elif verdict == "done":
+                    finished.append(src)
+    found.sort(key=lambda s: (-s.mtime_ns, s.key))
+    if options.limit is not None:
+        found = found[: max(0, options.limit)]
+    return Discovery(files=found, finished_spool=finished, roots=roots)
+
+
+def _prune_state(state: State, roots: Iterable[Path]) -> None:
+    """Forget state entries for files under ``roots`` that no longer exist."""
+    prefixes = [str(r).rstrip(os.sep) + os.sep for r in roots]
+    if not prefixes:
+        return
+    for table in (state.files, state.refused):
+        for key in [k for k in table if any(k.startswith(p) for p in prefixes)]:
+            if not os.path.exists(key):
+                del table[key]
+
+
+def _remove_if_unchanged(src: SourceFile) -> bool:
+    """Delete a drained spool file, but only if it is still the file that was read.
+
+    The file is first renamed to a private name (never ``*.jsonl``), then checked: if a
+    producer replaced it after it was read, the newer content is put back under its name
+    (unless an even newer one already arrived there) so that nothing unstored is lost.
+    """
+    private = src.path.with_name(f".{src.path.name}.{os.getpid()}.drained")
+    try:
+        os.rename(src.path, private)
+    except FileNotFoundError:
+        return False
+    try:
+        st = private.stat()
+        if st.st_ino == src.ino and _sig(st) == src.sig:
+            private.unlink()
+            return True
+        with contextlib.suppress(FileExistsError):
+            os.link(private, src.path)
+        private.unlink()
+    except OSError:
+        with contextlib.suppress(OSError):
+            if not src.path.exists():
+                os.rename(private, src.path)
+    return False
+
+
+# --------------------------------------------------------------------------- redaction
+
+
+def load_redactor(warn: Callable[[str], None] | None = None) -> Redactor | None:
+    """The index-time secret redactor, or ``None`` (with a note) if this build has none."""
+    from funes_core.ingest.sources import default_redactor
+
+    try:
+        return default_redactor()
+    except ModuleNotFoundError as exc:
+        if exc.name != "funes_core.ingest.redact":
+            raise
+        if warn is not None:
+            warn("note: secret redaction disabled — funes_core.ingest.redact is not available in this build")
+        return None
+
+
+# --------------------------------------------------------------------------- the engine
+
+
+@dataclass(slots=True)
+class _Batch:
+    files: list[SourceFile] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    turns: set[tuple[str, str]] = field(default_factory=set)
+    redactions: Counter[str] = field(default_factory=Counter)
+
+
+class Indexer:
+    """Runs one index pass over discovered files against an open store, under the caller's lock.
+
+    ``clock`` is injectable so budget behaviour is testable without sleeping.
+    """
+
+    def __init__(
+        self,
+        home: Home,
+        store: Store,
+        embedder: Embedder,
+        *,
+        state: State,
+        redactor: Redactor | None,
+        include_thinking: bool = True,
+        progress: IndexProgress | None = None,
+        warn: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        repo_of: Callable[[str | None], str] | None = None,
+        write_batch_rows: int = WRITE_BATCH_ROWS,
+        write_batch_files: int = WRITE_BATCH_FILES,
+        vector_commit_rows: int = VECTOR_COMMIT_ROWS,
+    ) -> None:
+        self.home = home
+        self.store = store
+        self.embedder = embedder
+        self.state = state
+        self.redactor = redactor
+        self.include_thinking = include_thinking
+        self.progress: IndexProgress = progress or _NoProgress()
+        self.warn = warn or (lambda msg: print(msg, file=sys.stderr))
+        self.clock = clock
+        self.repo_of = repo_of or RepoResolver()
+        self.write_batch_rows = write_batch_rows
+        self.write_batch_files = write_batch_files
+        self.vector_commit_rows = vector_commit_rows
+        self._cache: dict[str, ParsedFile] = {}
+        self._cache_bytes = 0
+        self._deadline: float | None = None
+        self.report = IndexReport()
+        self._wrote = False
+        self._turns: set[tuple[str, str]] = set()
+        self._last_flush = clock()
+
+    # -- budget ---------------------------------------------------------------------------
+    def _over_budget(self) -> bool:
+        if self._deadline is not None and self.clock() >= self._deadline:
+            self.report.budget_hit = True
+            return True
+        return False
+
+    # -- parsing --------------------------------------------------------------------------
+    def _parse(self, src: SourceFile) -> ParsedFile | None:
+        cached = self._cache.get(src.key)
+        if cached is not None:
+            return cached
+        try:
+            parsed = read_turns_file(src.path, display=str(src.path))
+        except TurnsFormatError as err:
+            self._refuse(src, err)
+            return None
+        for note in parsed.warnings:
+            self.report.warnings.append(note)
+            self.warn(f"warning: {note}")
+        if self._cache_bytes + src.size <= PARSE_CACHE_BYTES:
+            self._cache[src.key] = parsed
+            self._cache_bytes += src.size
+        return parsed
+
+    def _refuse(self, src: SourceFile, err: TurnsFormatError) -> None:
+        message = str(err)
+        if not src.path.name.endswith(TURNS_SUFFIX) and err.line <= 1:
+            message += " (not a turns file? convert agent transcripts with `funes integrations convert`)"
+        src.refused = True
+        self.report.rejected.append(message)
+        self.warn(message)
+        if src.signed:
+            with contextlib.suppress(OSError):
+                self.state.refused[src.key] = RefusedFile(
+                    sig=src.sig, sha256=_file_sha256(src.path), funes_version=__version__, error=message
+                )
+            self.state.files.pop(src.key, None)
+
+    # -- chunking -------------------------------------------------------------------------
+    def _wanted_blocks(self, turn: Turn, tier: Tier) -> list[int]:
+        """Indexes of the blocks of ``turn`` this tier stores (non-empty, thinking allowed)."""
+        out = []
+        for idx, block in enumerate(turn.blocks):
+            if tier_of(block.block_type) != tier:
+                continue
+            if block.block_type == "thinking" and not self.include_thinking:
+                continue
+            if not render_block(block).strip():
+                continue  # yields no chunk, so its id can never be found stored
+            out.append(idx)
+        return out
+
+    def _rows_for(self, src: SourceFile, chunks: Sequence[Chunk]) -> list[Row]:
+        path = str(src.path)
+        return [
+            Row.from_chunk(c, workdir=workdir_of(c.cwd), repo=self.repo_of(c.cwd), source_path=path)
+            for c in chunks
+        ]
+
+    def _fill_batch(self, batch: _Batch, pending: list[tuple[SourceFile, ParsedFile]], tier: Tier) -> None:
+        """Chunk the turns of ``pending`` files at ``tier`` that are not stored yet.
+
+        A turn is immutable (an edit is a new turn), and all of a block's pieces are committed
+        together, so a turn whose wanted blocks all have their first piece stored is complete:
+        it is skipped without redacting or splitting it again. That keeps re-reading a grown
+        session cheap: only its new turns are processed.
+        """
+        wanted: list[tuple[SourceFile, Turn, list[int]]] = []
+        probe: list[str] = []
+        for src, parsed in pending:
+            for turn in parsed.turns:
+                blocks = self._wanted_blocks(turn, tier)
+                if blocks:
+                    wanted.append((src, turn, blocks))
+                    probe.extend(chunk_id(turn.session_id, turn.turn_uuid, b, 0) for b in blocks)
+        stored = self.store.existing_ids(probe) if probe else set()
+        seen: set[str] = set()
+        for src, turn, blocks in wanted:
+            if all(chunk_id(turn.session_id, turn.turn_uuid, b, 0) in stored for b in blocks):
+                continue
+            chunks, found = chunk_turn(
+                turn, tiers=(tier,), include_thinking=self.include_thinking, redactor=self.redactor
+            )
+            fresh = [c for c in chunks if c.id not in stored and c.id not in seen]
+            if not fresh:
+                continue
+            seen.update(c.id for c in fresh)
+            batch.rows.extend(self._rows_for(src, fresh))
+            batch.turns.add((turn.session_id, turn.turn_uuid))
+            batch.redactions.update(found)
+
+    def _commit(self, batch: _Batch, pending: list[tuple[SourceFile, ParsedFile]], tier: Tier) -> None:
+        if not pending and not batch.files:
+            return
+        self._fill_batch(batch, pending, tier)
+        added = self.store.add(batch.rows) if batch.rows else 0
+        self._wrote = self._wrote or added > 0
+        for src in batch.files:
+            src.done = max(src.done, int(tier))
+            if src.signed and not src.refused:
+                self.state.files[src.key] = FileState(src.sig, src.done, self.include_thinking)
+        self.state.save(self.home.state_path)  # strictly after the store commit
+        new_turns = batch.turns - self._turns
+        self._turns |= new_turns
+        self.report.chunks += added
+        self.report.turns = len(self._turns)
+        self.report.redactions.update(batch.redactions)
+        self.progress.wrote(steps=len(batch.files), turns=len(new_turns), chunks=added)
+
+    # -- phases ---------------------------------------------------------------------------
+    def write(self, files: list[SourceFile]) -> None:
+        """Store every tier of ``files``, tier by tier, in batched commits, until done or out of budget.
+
+        The budget is checked after each commit, so every run makes progress (at least one
+        batch), and a stop always falls on a commit boundary.
+        """
+        steps = sum(len([t for t in TIERS if int(t) > f.done]) for f in files)
+        self.progress.writing(steps)
+        read: set[str] = set()
+        for tier in TIERS:
+            batch = _Batch()
+            pending: list[tuple[SourceFile, ParsedFile]] = []
+            pending_rows = 0
+            for src in files:
+                if src.refused or src.done >= int(tier):
+                    continue
+                parsed = self._parse(src)
+                if parsed is None:
+                    continue
+                read.add(src.key)
+                self.report.files = len(read)
+                batch.files.append(src)
+                pending.append((src, parsed))
+                pending_rows += sum(len(self._wanted_blocks(t, tier)) for t in parsed.turns)
+                if pending_rows >= self.write_batch_rows or len(batch.files) >= self.write_batch_files:
+                    self._commit(batch, pending, tier)
+                    batch, pending, pending_rows = _Batch(), [], 0
+                    if self._over_budget():
+                        return
+            self._commit(batch, pending, tier)
+            if batch.files and self._over_budget():
+                return
+
+    def embed(self) -> None:
+        """Give owed rows their vectors, oldest first, committing every few batches, within the budget.
+
+        Skipped when the budget is already spent; otherwise the budget is checked after each
+        model batch, and vectors computed so far are committed before stopping.
+        """
+        if self.report.budget_hit or self._over_budget():
+            return
+        done_ids: set[str] = set()
+        total = self._owed_count()
+        if total == 0:
+            return
+        self.progress.embedding(total)
+        while True:
+            rows = [r for r in self.store.owed(OWED_FETCH) if r.id not in done_ids]
+            if not rows:
+                return
+            pending: dict[str, Vector] = {}
+            stop = False
+            for start in range(0, len(rows), EMBED_BATCH):
+                batch = rows[start : start + EMBED_BATCH]
+                vectors = self.embedder.embed_documents([r.text for r in batch])
+                pending.update((r.id, v) for r, v in zip(batch, vectors, strict=True))
+                if len(pending) >= self.vector_commit_rows and (
+                    self.clock() - self._last_flush >= VECTOR_COMMIT_SECONDS
+                ):
+                    self._flush_vectors(pending, done_ids)
+                    pending = {}
+                if self._over_budget():
+                    stop = True
+                    break
+            self._flush_vectors(pending, done_ids)
+            if stop:
+                return
+
+    def _flush_vectors(self, pending: dict[str, Vector], done_ids: set[str]) -> None:
+        if not pending:
+            return
+        self.store.set_vectors(pending)
+        self._last_flush = self.clock()
+        self._wrote = True
+        done_ids.update(pending)
+        self.report.embedded += len(pending)
+        self.progress.embedded(len(pending))
+
+    def _owed_count(self) -> int:
+        return self.store.stats().owed
+
+    def drain_finished(self, files: Iterable[SourceFile]) -> None:
+        """Delete spool files whose every tier is stored (and forget their state entries)."""
+        changed = False
+        for src in files:
+            if src.kind != "spool" or src.refused or src.done < LAST_TIER:
+                continue
+            if _remove_if_unchanged(src):
+                self.report.spool_deleted += 1
+                self.state.files.pop(src.key, None)
+                changed = True
+        if changed:
+            self.state.save(self.home.state_path)
+
+    def run(self, discovery: Discovery, *, budget: float | None = None) -> IndexReport:
+        """Write, drain, embed, optimize; returns the report (also kept on ``self.report``)."""
+        self.report.budget = budget
+        self._deadline = None if budget is None else self.clock() + budget
+        try:
+            self.drain_finished(discovery.finished_spool)
+            self.write(discovery.files)
+            self.drain_finished(discovery.files)
+            self.embed()
+        finally:
+            self.progress.close()
+        self.report.files_left = sum(1 for f in discovery.files if not f.refused and f.done < LAST_TIER)
+        if self._wrote:
+            self.store.optimize()
+            self.state.last_indexed = format_ts(datetime.now(UTC))
+        _prune_state(self.state, discovery.roots)
+        self.state.save(self.home.state_path)
+        self.report.owed = self._owed_count()
+        return self.report
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def rebuild_memory(home: Home) -> Path | None:
+    """Move the current memory aside (atomic rename) and forget the index state; returns where it went.
+
+    Nothing is deleted: the old memory stays at ``memory.old-<UTC time>`` until the user removes
+    it, so a rebuild that goes wrong (or a wrong model) can be undone by renaming it back.
+    """
+    # State first: a crash between the two steps then leaves a full state-less memory (re-read,
+    # deduplicated) rather than a fresh memory whose state claims files are already stored.
+    if home.state_path.exists():
+        State().save(home.state_path)
+    old: Path | None = None
+    if home.memory_dir.exists():
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        old = home.root / f"memory.old-{stamp}"
+        n = 1
+        while old.exists():
+            n += 1
+            old = home.root / f"memory.old-{stamp}-{n}"
+        os.rename(home.memory_dir, old)
+    return old
+
+
+def run_index(
+    options: IndexOptions,
+    *,
+    home: Home | None = None,
+    embedder: Embedder | None = None,
+    progress: IndexProgress | None = None,
+    warn: Callable[[str], None] | None = None,
+    lock_wait: float = 0.0,
+    lock_notify: TextIO | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> IndexReport:
+    """Run ``funes index`` under the write lock; raises ``LockBusyError``, ``ModelMismatchError``,
+    :class:`IndexRunError` for the caller to report. Redaction uses :func:`load_redactor`.
+    """
+    from funes_core.store import open_store
+
+    if options.harness is not None and options.path is not None:
+        raise IndexRunError("--harness selects a spool; it cannot be combined with PATH")
+    home = (home or Home.resolve()).ensure()
+    say = warn or (lambda msg: print(msg, file=sys.stderr))
+    if embedder is None:
+        from funes_core.models.embed import embedder_from_env
+
+        embedder = embedder_from_env(home)
+    with write_lock(home, wait=lock_wait, notify=lock_notify):
+        rebuilt_from = rebuild_memory(home) if options.rebuild else None
+        if rebuilt_from is not None:
+            say(f"note: moved the old memory aside to {rebuilt_from} (delete it once the new one is good)")
+        state = State.load(home.state_path)
+        if not (home.memory_dir / "chunks.lance").exists():
+            state.files.clear()  # the memory was deleted: what the state says was stored is gone
+        # Validate the request before creating anything: a typo'd spool id must not create a memory.
+        discovery = discover(home, options, state)
+        if (
+            not (discovery.files or discovery.finished_spool)
+            and not (home.memory_dir / "chunks.lance").exists()
+        ):
+            # Nothing to read and no memory: do not leave an empty memory behind (status would then
+            # report "0 chunks" instead of telling the user how to build one).
+            return IndexReport(rebuilt_from=rebuilt_from)
+        store = open_store(home=home, create=True, read_consistency_interval=None)
+        store.stamp_model(embedder.stamp)
+        indexer = Indexer(
+            home,
+            store,
+            embedder,
+            state=state,
+            redactor=load_redactor(say),
+            include_thinking=options.include_thinking,
+            progress=progress,
+            warn=say,
+            clock=clock,
+        )
+        report = indexer.run(discovery, budget=options.budget)
+        report.rebuilt_from = rebuilt_from
+        return report
+
+
+def iter_spool_files(home: Home, spool_id: str | None = None) -> Iterator[Path]:
+    """The ``*.jsonl`` files waiting in one spool (or all), for ``funes status``."""
+    ids = [spool_id] if spool_id else home.spool_ids()
+    for sid in ids:
+        root = home.spool_dir / sid
+        if root.is_dir():
+            yield from iter_turns_files(root)

@@ -1,0 +1,169 @@
+"""``funes status``: what the memory holds and what is still waiting, in one screen (or one JSON object).
+
+Collecting is separate from rendering so the CLI, ``--json`` and any other caller (the MCP
+server, ``integrations check``) report the same facts.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from funes_core.home import Home, State
+from funes_core.store import NO_INDEX_MESSAGE, NoIndexError, resolve_memory
+
+__all__ = ["StatusReport", "age_words", "collect_status", "human_bytes"]
+
+
+def _plural(n: int, unit: str) -> str:
+    return f"{n} {unit}" + ("" if n == 1 else "s")
+
+
+def age_words(then: datetime, now: datetime) -> str:
+    """``just now`` under a minute (or in the future), then minutes, hours (under 48) and days."""
+    minutes = int((now - then).total_seconds() // 60)
+    if minutes < 1:
+        return "just now"
+    if minutes < 60:
+        return f"{_plural(minutes, 'minute')} ago"
+    if minutes < 2880:
+        return f"{_plural(minutes // 60, 'hour')} ago"
+    return f"{_plural(minutes // 1440, 'day')} ago"
+
+
+def human_bytes(n: int) -> str:
+    """``512 B``, ``1.5 KB``, ``23.4 MB``… (powers of 1024, one decimal)."""
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"  # pragma: no cover - unreachable
+
+
+@dataclass(slots=True)
+class StatusReport:
+    """Everything ``funes status`` reports. Spool and refused files belong to ``$FUNES_HOME``, so
+    they are only filled in for the default memory."""
+
+    memory: str
+    exists: bool
+    is_default: bool = True
+    model: str | None = None
+    dim: int | None = None
+    our_model: str | None = None
+    chunks: int = 0
+    sessions: int = 0
+    harnesses: dict[str, int] = field(default_factory=dict)
+    owed: int = 0
+    pending_spool: dict[str, int] = field(default_factory=dict)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    last_indexed: datetime | None = None
+    disk_bytes: int = 0
+
+    @property
+    def model_matches(self) -> bool:
+        return self.model is None or self.our_model is None or self.model == self.our_model
+
+    def to_json(self, now: datetime | None = None) -> dict[str, Any]:
+        now = now or datetime.now(UTC)
+        return {
+            "memory": self.memory,
+            "exists": self.exists,
+            "model": self.model,
+            "dim": self.dim,
+            "model_matches": self.model_matches,
+            "chunks": self.chunks,
+            "sessions": self.sessions,
+            "harnesses": self.harnesses,
+            "embeddings_owed": self.owed,
+            "pending_spool": self.pending_spool,
+            "refused": [{"path": p, "error": e} for p, e in self.refused],
+            "last_indexed": self.last_indexed.isoformat().replace("+00:00", "Z")
+            if self.last_indexed
+            else None,
+            "last_indexed_age": age_words(self.last_indexed, now) if self.last_indexed else None,
+            "disk_bytes": self.disk_bytes,
+        }
+
+    def render(self, now: datetime | None = None) -> str:
+        now = now or datetime.now(UTC)
+        lines = [f"memory: {self.memory}"]
+        if not self.exists:
+            lines.append(NO_INDEX_MESSAGE if self.is_default else f"no index found at {self.memory}")
+            lines.extend(self._spool_lines())
+            return "\n".join(lines) + "\n"
+        if self.model is not None:
+            model = f"model: {self.model}, {self.dim}-d"
+            if not self.model_matches:
+                model += f" (this funes embeds with {self.our_model}: run `funes index --rebuild`)"
+            lines.append(model)
+        else:
+            lines.append("model: none recorded yet")
+        lines.append(f"chunks: {self.chunks}")
+        lines.append(f"sessions: {self.sessions}")
+        if self.harnesses:
+            lines.append("harnesses: " + ", ".join(f"{h} {n}" for h, n in self.harnesses.items()))
+        lines.append(
+            f"embeddings owed: {self.owed}" + (" — run `funes index` to embed them" if self.owed else "")
+        )
+        lines.extend(self._spool_lines())
+        if self.last_indexed is not None:
+            when = self.last_indexed.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+            lines.append(f"last indexed: {when} ({age_words(self.last_indexed, now)})")
+        lines.append(f"disk: {human_bytes(self.disk_bytes)}")
+        return "\n".join(lines) + "\n"
+
+    def _spool_lines(self) -> list[str]:
+        if not self.is_default:
+            return []
+        lines = []
+        if self.pending_spool:
+            pending = ", ".join(f"{sid} {n}" for sid, n in self.pending_spool.items())
+            total = sum(self.pending_spool.values())
+            hint = " — run `funes index`" if total else ""
+            lines.append(f"pending spool files: {pending}{hint}")
+        if self.refused:
+            lines.append(
+                f"refused files: {len(self.refused)} (fix or remove them; they are skipped until they change)"
+            )
+            lines.extend(f"  {error}" for _path, error in self.refused)
+        return lines
+
+
+def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home | None = None) -> StatusReport:
+    """Gather the status of a memory (default: ``$FUNES_HOME/memory``) without ever writing anything."""
+    from funes_core.ingest.engine import iter_spool_files
+    from funes_core.models.embed import embedder_from_env
+    from funes_core.store import open_store
+
+    home = home or Home.resolve()
+    location = resolve_memory(memory, home=home)
+    report = StatusReport(memory=location.label, exists=False, is_default=location.is_default)
+    if location.is_default:
+        state = State.load(home.state_path)
+        refused_paths = set(state.refused)
+        for sid in home.spool_ids():
+            report.pending_spool[sid] = sum(
+                1 for p in iter_spool_files(home, sid) if str(p) not in refused_paths
+            )
+        report.refused = [(path, item.error) for path, item in sorted(state.refused.items())]
+    try:
+        store = open_store(memory, home=home)
+    except NoIndexError:
+        return report
+    report.exists = True
+    report.our_model = embedder_from_env(home).stamp.model
+    stamp = store.model_stamp()
+    if stamp is not None:
+        report.model, report.dim = stamp.model, stamp.dim
+    stats = store.stats()
+    report.chunks = stats.chunks
+    report.sessions = stats.sessions
+    report.harnesses = dict(stats.harnesses)
+    report.owed = stats.owed
+    report.disk_bytes = stats.disk_bytes
+    report.last_indexed = store.last_write()
+    return report
