@@ -17,7 +17,7 @@ filtered recall (``--harness claude --since 2026-01-01``) keeps about an eighth 
 Figures, each a median (and p95) of several runs after a warm-up, comparisons side by side in one
 run and also given as ratios:
 
-- recall warm: ``verbs.recall_text`` in-process (embed the query, both legs, fuse, neighbours,
+- recall warm: ``funes_core.read.recall.run`` in-process (embed the query, both legs, fuse, neighbours,
   triggers, render), with and without filters, at 10k and 100k;
 - recall cold: a fresh ``funes recall`` process (start, imports, model load, open, search, print);
 - MCP: process start to ``tools/list`` answered (official ``mcp`` client, ``StdioServerParameters``),
@@ -239,8 +239,12 @@ def queries(n: int) -> list[str]:
 
 def warm_recall(home: Home, qs: Sequence[str], reps: int) -> dict[str, Any]:
     """In-process ``recall_text`` (the CLI's and MCP's code) after one warm-up, with and without filters."""
-    from funes_core.read.verbs import recall_text
+    from funes_core.read.recall import RecallArgs
+    from funes_core.read.recall import run as recall_run
     from funes_core.store.handle import Memory
+
+    def recall_text(memory: Memory, query: str, **kw: Any) -> str:
+        return recall_run(memory, RecallArgs(query=query, **kw))
 
     memory = Memory.resolve(None, home=home)
     recall_text(memory, "warm up the model and the table")  # model load, table open, caches
@@ -252,7 +256,7 @@ def warm_recall(home: Home, qs: Sequence[str], reps: int) -> dict[str, Any]:
             filtered.extend(timed(lambda q=q: recall_text(memory, q, **FILTER_ARGS), 1))
     # The parts: what one query spends where (median over the same queries).
     store = memory.store()
-    from funes_core.read.triggers import NOTES_SESSION
+    from funes_core.ingest.notes import NOTES_SESSION
     from funes_core.store.base import Filters
 
     vecs = [memory.embed_query(q) for q in qs]
@@ -411,7 +415,8 @@ def profile(home: Home, qs: Sequence[str], out: Path, console: Console) -> Path 
         f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
         "from pathlib import Path\nfrom funes_core.home import Home\n"
         "from funes_core.store.handle import Memory\n"
-        "from funes_core.read.verbs import recall_text\n"
+        "from funes_core.read.recall import RecallArgs, run\n"
+        "def recall_text(m, q): return run(m, RecallArgs(query=q))\n"
         f"m = Memory.resolve(None, home=Home(Path({str(home.root)!r}))); recall_text(m, 'warm up')\n"
         f"qs = {list(qs)!r}\n"
         "for _ in range(10):\n    for q in qs: recall_text(m, q)\n"

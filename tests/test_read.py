@@ -11,19 +11,12 @@ import numpy as np
 import pytest
 
 from funes_core.ingest.chunking import chunk_turn
-from funes_core.read import engine as read
-from funes_core.read.engine import ReadError, find_literal
-from funes_core.read.render import (
-    debug_quote,
-    get_json,
-    render_get,
-    render_scan,
-    render_sessions,
-    render_sketch,
-    scan_json,
-    sessions_json,
-    sketch_json,
-)
+from funes_core.read import get, scan, sessions, sketch
+from funes_core.read.common import VerbError
+from funes_core.read.get import GetArgs
+from funes_core.read.scan import ScanArgs, debug_quote, find_literal
+from funes_core.read.sessions import SessionsArgs
+from funes_core.read.sketch import SketchArgs
 from funes_core.store.base import Row, Vector
 from funes_core.store.reference import MemoryStore
 from funes_core.turns.format import Block, Turn
@@ -112,7 +105,7 @@ SMALL = [
 def test_get_whole_short_session() -> None:
     store = store_of(rows_of(SMALL))
     assert (
-        render_get(store, LABEL, "s1")
+        get.text(store, LABEL, GetArgs("s1"))
         == """\
 [2026-03-02T09:00:00Z] user seq0 turn=s1-t0
 Why does the   flush
@@ -136,7 +129,7 @@ turns 0-2 of 3
 def test_get_window() -> None:
     store = store_of(rows_of(SMALL))
     assert (
-        render_get(store, LABEL, "s1", seq_from=2)
+        get.text(store, LABEL, GetArgs("s1", from_=2))
         == """\
 [2026-03-02T09:00:02Z] tool seq2 turn=s1-t2
 [tool_result Bash] 1 failed: database is locked
@@ -144,13 +137,13 @@ def test_get_window() -> None:
 turns 2-2 of 3
 """
     )
-    assert render_get(store, LABEL, "s1", seq_from=1, seq_to=1).endswith("---\nturns 1-1 of 3\n")
+    assert get.text(store, LABEL, GetArgs("s1", from_=1, to=1)).endswith("---\nturns 1-1 of 3\n")
 
 
 def test_get_default_span_is_twenty_seqs() -> None:
     store = store_of(rows_of(turn(i, "user", text(f"msg {i}")) for i in range(30)))
-    assert render_get(store, LABEL, "s1").endswith("msg 19\n---\nturns 0-19 of 30\n")
-    assert render_get(store, LABEL, "s1", seq_from=25).endswith("msg 29\n---\nturns 25-29 of 30\n")
+    assert get.text(store, LABEL, GetArgs("s1")).endswith("msg 19\n---\nturns 0-19 of 30\n")
+    assert get.text(store, LABEL, GetArgs("s1", from_=25)).endswith("msg 29\n---\nturns 25-29 of 30\n")
 
 
 def test_get_stitches_splits_back() -> None:
@@ -158,7 +151,7 @@ def test_get_stitches_splits_back() -> None:
     rows = rows_of([turn(0, "user", text(body), text("after"))])
     assert sum(1 for r in rows if r.block_idx == 0) > 2  # really split
     store = store_of(list(reversed(rows)))  # store order must not matter
-    assert render_get(store, LABEL, "s1") == (
+    assert get.text(store, LABEL, GetArgs("s1")) == (
         f"[2026-03-02T09:00:00Z] user seq0 turn=s1-t0\n{body}\n\nafter\n---\nturns 0-0 of 1\n"
     )
 
@@ -170,7 +163,7 @@ def test_get_missing_split_shows_a_gap_and_duplicates_read_once() -> None:
     # split 1 lost (as a scrub can do), split 0 stored twice: the gap is shown, never glued over,
     # and the duplicate is read once
     store = store_of([rows[0], rows[2], dataclasses.replace(rows[0], id="dup")])
-    assert render_get(store, LABEL, "s1") == (
+    assert get.text(store, LABEL, GetArgs("s1")) == (
         f"[2026-03-02T09:00:00Z] user seq0 turn=s1-t0\n{rows[0].text}\n…\n{rows[2].text}\n"
         "---\nturns 0-0 of 1\n"
     )
@@ -180,7 +173,7 @@ def test_get_cap_with_continuation() -> None:
     bodies = [long_text(2000, f"t{i}w") for i in range(4)]
     assert all(13_000 < len(b) < 20_000 for b in bodies)
     store = store_of(rows_of(turn(i, "assistant", text(b)) for i, b in enumerate(bodies)))
-    out = render_get(store, LABEL, "s1")
+    out = get.text(store, LABEL, GetArgs("s1"))
     expected_turns = "".join(
         f"[2026-03-02T09:00:0{i}Z] assistant seq{i} turn=s1-t{i}\n{bodies[i]}\n---\n" for i in range(2)
     )
@@ -194,7 +187,7 @@ def test_get_first_turn_always_renders() -> None:
     huge = long_text(7000, "h")
     assert len(huge) > 40_000
     store = store_of(rows_of([turn(0, "user", text(huge)), turn(1, "assistant", text("ok"))]))
-    assert render_get(store, LABEL, "s1") == (
+    assert get.text(store, LABEL, GetArgs("s1")) == (
         f"[2026-03-02T09:00:00Z] user seq0 turn=s1-t0\n{huge}\n---\n"
         "turns 0-0 of 2\n1 more turn(s) in range not shown — read them with --from 1\n"
     )
@@ -202,24 +195,27 @@ def test_get_first_turn_always_renders() -> None:
 
 def test_get_range_outside() -> None:
     store = store_of(rows_of(SMALL))
-    assert render_get(store, LABEL, "s1", seq_from=7) == "no turns in that range of session s1 (it holds 3)\n"
+    assert (
+        get.text(store, LABEL, GetArgs("s1", from_=7))
+        == "no turns in that range of session s1 (it holds 3)\n"
+    )
 
 
 def test_get_unknown_session_and_bad_ranges() -> None:
     store = store_of(rows_of(SMALL))
-    with pytest.raises(ReadError, match=r"^no session nope in local$"):
-        render_get(store, LABEL, "nope")
-    with pytest.raises(ReadError, match=r"^no session nope in local$"):
-        get_json(store, LABEL, "nope")
-    with pytest.raises(ReadError, match=r"^--from 3 is after --to 1$"):
-        render_get(store, LABEL, "s1", seq_from=3, seq_to=1)
-    with pytest.raises(ReadError, match=r"^--from must be 0 or more \(got -1\)$"):
-        render_get(store, LABEL, "s1", seq_from=-1)
+    with pytest.raises(VerbError, match=r"^no session nope in local$"):
+        get.text(store, LABEL, GetArgs("nope"))
+    with pytest.raises(VerbError, match=r"^no session nope in local$"):
+        get.text(store, LABEL, GetArgs("nope"), as_json=True)
+    with pytest.raises(VerbError, match=r"^--from 3 is after --to 1$"):
+        get.text(store, LABEL, GetArgs("s1", from_=3, to=1))
+    with pytest.raises(VerbError, match=r"^--from must be 0 or more \(got -1\)$"):
+        get.text(store, LABEL, GetArgs("s1", from_=-1))
 
 
 def test_get_json() -> None:
     store = store_of(rows_of(SMALL))
-    doc = json.loads(get_json(store, LABEL, "s1", seq_to=1))
+    doc = json.loads(get.text(store, LABEL, GetArgs("s1", to=1), as_json=True))
     assert list(doc) == [
         "memory",
         "session_id",
@@ -241,7 +237,7 @@ def test_get_json() -> None:
         "taint": "internal",
         "text": '[tool_use Bash] {"command": "pytest -k flush"}',
     }
-    empty = json.loads(get_json(store, LABEL, "s1", seq_from=9))
+    empty = json.loads(get.text(store, LABEL, GetArgs("s1", from_=9), as_json=True))
     assert empty["turns"] == [] and empty["message"] == "no turns in that range of session s1 (it holds 3)"
 
 
@@ -324,15 +320,15 @@ def test_sessions_all_fit() -> None:
     # a1: scaffolding (<command-…>, Caveat:, <system-reminder>) skipped, whitespace collapsed;
     # b2: <environment_context> skipped, cut at 120 with …; c3: no user text, first text block;
     # d4: no text at all, so no second line, and no repo or workdir.
-    assert render_sessions(sessions_store(), LABEL) == ALL_SESSIONS + "---\n4 sessions\n"
+    assert sessions.text(sessions_store(), LABEL, SessionsArgs()) == ALL_SESSIONS + "---\n4 sessions\n"
 
 
 def test_sessions_trailer_older_remain() -> None:
-    assert render_sessions(sessions_store(), LABEL, limit=2) == (
+    assert sessions.text(sessions_store(), LABEL, SessionsArgs(limit=2)) == (
         ALL_SESSIONS.split("\n", 4)[4]
         + "---\n2 of 4 sessions — 2 older: continue with --offset 2, or narrow with --repo/--since/--until\n"
     )
-    assert render_sessions(sessions_store(), LABEL, limit=1, offset=1) == (
+    assert sessions.text(sessions_store(), LABEL, SessionsArgs(limit=1, offset=1)) == (
         "[2026-03-09] claude acme/other acme/tidepool-fork 2 turns c3\n  Resuming the storage work.\n"
         "---\n1 of 4 sessions — 2 older: continue with --offset 2, or narrow with --repo/--since/--until\n"
     )
@@ -341,58 +337,58 @@ def test_sessions_trailer_older_remain() -> None:
 def test_sessions_trailer_oldest_reached() -> None:
     head = "\n".join(ALL_SESSIONS.split("\n")[:4]) + "\n"
     expected = head + "---\n2 of 4 sessions — the oldest match reached\n"
-    assert render_sessions(sessions_store(), LABEL, limit=2, offset=2) == expected
-    assert render_sessions(sessions_store(), LABEL, limit=50, offset=2) == expected
+    assert sessions.text(sessions_store(), LABEL, SessionsArgs(limit=2, offset=2)) == expected
+    assert sessions.text(sessions_store(), LABEL, SessionsArgs(limit=50, offset=2)) == expected
     assert (
-        render_sessions(sessions_store(), LABEL, offset=9)
+        sessions.text(sessions_store(), LABEL, SessionsArgs(offset=9))
         == "---\n0 of 4 sessions — the oldest match reached\n"
     )
 
 
 def test_sessions_filters() -> None:
     store = sessions_store()
-    assert render_sessions(store, LABEL, harness="codex") == (
+    assert sessions.text(store, LABEL, SessionsArgs(harness="codex")) == (
         "[2026-03-05] codex -home-dev-ingest 2 turns b2\n"
         "  Please rewrite the ingest loop rewrite the ingest loop rewrite the ingest loop "
         "rewrite the ingest loop rewrite the inges…\n---\n1 sessions\n"
     )
     # a repo is one of the space-separated identities, matched whole (not acme/tidepool-fork)
-    assert render_sessions(store, LABEL, repo="acme/tidepool") == (
+    assert sessions.text(store, LABEL, SessionsArgs(repo="acme/tidepool")) == (
         "[2026-03-02] claude acme/tidepool 5 turns a1\n  Why does the flush test fail on ARM?\n"
         "---\n1 sessions\n"
     )
     # since/until are inclusive and compare the START date: c3 started 03-09 and ran to 03-12
-    assert render_sessions(store, LABEL, since="2026-03-05", until="2026-03-09") == (
+    assert sessions.text(store, LABEL, SessionsArgs(since="2026-03-05", until="2026-03-09")) == (
         "\n".join(ALL_SESSIONS.split("\n")[2:6]) + "\n---\n2 sessions\n"
     )
-    assert render_sessions(store, LABEL, since="2026-03-11") == "no session in local matches\n"
-    assert render_sessions(store, LABEL, harness="pi") == "no session in local matches\n"
+    assert sessions.text(store, LABEL, SessionsArgs(since="2026-03-11")) == "no session in local matches\n"
+    assert sessions.text(store, LABEL, SessionsArgs(harness="pi")) == "no session in local matches\n"
 
 
 def test_sessions_claude_matches_claude_code() -> None:
     old = rows_of([turn(0, "user", text("old ask"), sid="z9", harness="claude_code")])
     store = store_of(old, rows_of([turn(0, "user", text("new ask"), sid="y8", ts="2026-04-01T00:00:00Z")]))
-    assert render_sessions(store, LABEL, harness="claude") == (
+    assert sessions.text(store, LABEL, SessionsArgs(harness="claude")) == (
         "[2026-03-02] claude_code -home-dev-tidepool 1 turns z9\n  old ask\n"
         "[2026-04-01] claude -home-dev-tidepool 1 turns y8\n  new ask\n---\n2 sessions\n"
     )
 
 
 def test_sessions_empty_memory() -> None:
-    assert render_sessions(MemoryStore(LABEL), LABEL) == "no sessions in local\n"
-    assert render_sessions(MemoryStore(LABEL), LABEL, harness="codex") == "no sessions in local\n"
+    assert sessions.text(MemoryStore(LABEL), LABEL, SessionsArgs()) == "no sessions in local\n"
+    assert sessions.text(MemoryStore(LABEL), LABEL, SessionsArgs(harness="codex")) == "no sessions in local\n"
 
 
 def test_sessions_bad_parameters() -> None:
     store = sessions_store()
-    with pytest.raises(ReadError, match=r"^--limit must be at least 1 \(got 0\)$"):
-        render_sessions(store, LABEL, limit=0)
-    with pytest.raises(ReadError, match=r"^--offset must be 0 or more \(got -1\)$"):
-        render_sessions(store, LABEL, offset=-1)
-    with pytest.raises(ReadError, match=r"^--since must be a date YYYY-MM-DD \(got 'yesterday'\)$"):
-        render_sessions(store, LABEL, since="yesterday")
-    with pytest.raises(ReadError, match=r"^--since 2026-03-09 is after --until 2026-03-01$"):
-        render_sessions(store, LABEL, since="2026-03-09", until="2026-03-01")
+    with pytest.raises(VerbError, match=r"^--limit must be at least 1 \(got 0\)$"):
+        sessions.text(store, LABEL, SessionsArgs(limit=0))
+    with pytest.raises(VerbError, match=r"^--offset must be 0 or more \(got -1\)$"):
+        sessions.text(store, LABEL, SessionsArgs(offset=-1))
+    with pytest.raises(VerbError, match=r"^--since: 'yesterday' is not a date \(YYYY-MM-DD\)$"):
+        sessions.text(store, LABEL, SessionsArgs(since="yesterday"))
+    with pytest.raises(VerbError, match=r"^--since 2026-03-09 is after --until 2026-03-01$"):
+        sessions.text(store, LABEL, SessionsArgs(since="2026-03-09", until="2026-03-01"))
 
 
 def test_sessions_limit_clamped_to_200() -> None:
@@ -412,7 +408,7 @@ def test_sessions_limit_clamped_to_200() -> None:
             for i in range(230)
         )
     )
-    out = render_sessions(store, LABEL, limit=500)
+    out = sessions.text(store, LABEL, SessionsArgs(limit=500))
     assert out.count(" 1 turns ") == 200
     assert out.startswith("[2026-01-01] claude -home-dev-tidepool 1 turns s030\n  go\n")
     assert out.endswith(
@@ -432,7 +428,7 @@ def test_sessions_cap_keeps_most_recent() -> None:
     # every session prints the same 445 characters: 89 fit in 40,000
     entry = "[2026-03-02] claude {w} 1 turns s{i:03d}\n  ask {i:03d}\n"
     assert len(entry.format(w=workdir, i=100)) == 445 and 89 * 445 <= 40_000 < 90 * 445
-    assert render_sessions(store, LABEL, limit=100) == (
+    assert sessions.text(store, LABEL, SessionsArgs(limit=100)) == (
         "".join(entry.format(w=workdir, i=i) for i in range(31, 120))
         + "---\n89 of 120 sessions — 31 older: continue with --offset 89, "
         "or narrow with --repo/--since/--until\n"
@@ -440,7 +436,7 @@ def test_sessions_cap_keeps_most_recent() -> None:
 
 
 def test_sessions_json() -> None:
-    doc = json.loads(sessions_json(sessions_store(), LABEL, limit=2))
+    doc = json.loads(sessions.text(sessions_store(), LABEL, SessionsArgs(limit=2), as_json=True))
     assert list(doc) == ["memory", "total", "offset", "limit", "older", "sessions", "message"]
     assert (doc["total"], doc["offset"], doc["limit"], doc["older"], doc["message"]) == (4, 0, 2, 2, None)
     assert doc["sessions"][1] == {
@@ -453,7 +449,10 @@ def test_sessions_json() -> None:
         "turns": 1,
         "opening": None,
     }
-    assert json.loads(sessions_json(MemoryStore(LABEL), LABEL))["message"] == "no sessions in local"
+    assert (
+        json.loads(sessions.text(MemoryStore(LABEL), LABEL, SessionsArgs(), as_json=True))["message"]
+        == "no sessions in local"
+    )
 
 
 # -- scan --------------------------------------------------------------------------------------------
@@ -475,7 +474,7 @@ def test_scan_hits_with_and_without_ellipses() -> None:
     # one hit per occurrence, in reading order; splits of one block never double a hit; `… `/` …`
     # only where the block runs past the excerpt; whitespace in the excerpt collapsed
     assert (
-        render_scan(store_of(rows_of(SCAN)), LABEL, "flush", "s1", context=12)
+        scan.text(store_of(rows_of(SCAN)), LABEL, ScanArgs("flush", "s1", context=12))
         == """\
 scan "flush" in s1 — 4 hits
 [2026-03-02T09:00:00Z] text seq0
@@ -498,7 +497,7 @@ scan "flush" in s1 — 4 hits
 def test_scan_whole_block_excerpt_and_window_header() -> None:
     store = store_of(rows_of(SCAN))
     assert (
-        render_scan(store, LABEL, "Flush", "s1", seq_from=0, seq_to=0)
+        scan.text(store, LABEL, ScanArgs("Flush", "s1", from_=0, to=0))
         == """\
 scan "Flush" in s1 turns 0-0 — 1 hits
 [2026-03-02T09:00:00Z] text seq0
@@ -507,10 +506,10 @@ scan "Flush" in s1 turns 0-0 — 1 hits
 ---
 """
     )
-    assert render_scan(store, LABEL, "def", "s1", seq_from=2).startswith(
+    assert scan.text(store, LABEL, ScanArgs("def", "s1", from_=2)).startswith(
         'scan "def" in s1 turns 2 on — 1 hits\n'
     )
-    assert render_scan(store, LABEL, "def", "s1", seq_to=2).startswith(
+    assert scan.text(store, LABEL, ScanArgs("def", "s1", to=2)).startswith(
         'scan "def" in s1 turns up to 2 — 1 hits\n'
     )
 
@@ -532,11 +531,13 @@ scan "{needle}" in s1 — 3 hits
 """
     # casefolding maps ß to ss, both ways; offsets still point at the original text
     for needle in ("strasse", "STRAßE"):
-        assert render_scan(store, LABEL, needle, "s1", context=5, ignore_case=True) == expected.format(
-            needle=needle
-        )
-    assert render_scan(store, LABEL, "strasse", "s1", context=5).startswith('scan "strasse" in s1 — 1 hits\n')
-    assert render_scan(store, LABEL, "flush", "s1", ignore_case=True).startswith(
+        assert scan.text(
+            store, LABEL, ScanArgs(needle, "s1", context=5, ignore_case=True)
+        ) == expected.format(needle=needle)
+    assert scan.text(store, LABEL, ScanArgs("strasse", "s1", context=5)).startswith(
+        'scan "strasse" in s1 — 1 hits\n'
+    )
+    assert scan.text(store, LABEL, ScanArgs("flush", "s1", ignore_case=True)).startswith(
         'scan "flush" in s1 — 5 hits\n'
     )
 
@@ -560,21 +561,21 @@ def test_scan_needle_in_rust_debug_quoting() -> None:
 
 def test_scan_zero_matches() -> None:
     store = store_of(rows_of(SCAN))
-    assert render_scan(store, LABEL, '"flush"', "s1") == 'no matches for "\\"flush\\"" in s1\n---\n'
-    assert render_scan(store, LABEL, "a\tb", "s1", seq_from=1, seq_to=2) == (
+    assert scan.text(store, LABEL, ScanArgs('"flush"', "s1")) == 'no matches for "\\"flush\\"" in s1\n---\n'
+    assert scan.text(store, LABEL, ScanArgs("a\tb", "s1", from_=1, to=2)) == (
         'no matches for "a\\tb" in s1 turns 1-2\n---\n'
     )
 
 
 def test_scan_unknown_session_window_outside_and_bad_parameters() -> None:
     store = store_of(rows_of(SCAN))
-    with pytest.raises(ReadError, match=r"^no session nope in local$"):
-        render_scan(store, LABEL, "flush", "nope")
-    assert render_scan(store, LABEL, "flush", "s1", seq_from=9) == "no turns in that range\n"
-    with pytest.raises(ReadError, match=r"^the needle is empty$"):
-        render_scan(store, LABEL, "", "s1")
-    with pytest.raises(ReadError, match=r"^--context must be 0 or more \(got -1\)$"):
-        render_scan(store, LABEL, "flush", "s1", context=-1)
+    with pytest.raises(VerbError, match=r"^no session nope in local$"):
+        scan.text(store, LABEL, ScanArgs("flush", "nope"))
+    assert scan.text(store, LABEL, ScanArgs("flush", "s1", from_=9)) == "no turns in that range\n"
+    with pytest.raises(VerbError, match=r"^the needle is empty$"):
+        scan.text(store, LABEL, ScanArgs("", "s1"))
+    with pytest.raises(VerbError, match=r"^--context must be 0 or more \(got -1\)$"):
+        scan.text(store, LABEL, ScanArgs("flush", "s1", context=-1))
 
 
 def hit_lines(seq: int) -> str:
@@ -592,13 +593,13 @@ def x_session(*per_turn: int) -> MemoryStore:
 
 
 def test_scan_cap_cuts_on_turn_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(read, "MAX_HITS", 3)
-    assert render_scan(x_session(2, 2, 1, 2), LABEL, "x", "s1", context=0) == (
+    monkeypatch.setattr(scan, "MAX_HITS", 3)
+    assert scan.text(x_session(2, 2, 1, 2), LABEL, ScanArgs("x", "s1", context=0)) == (
         'scan "x" in s1 — 7 hits\n'
         + hit_lines(0) * 2
         + "5 more hits not shown — continue with --from 1\n---\n"
     )
-    assert render_scan(x_session(1, 1, 2, 2), LABEL, "x", "s1", context=0) == (
+    assert scan.text(x_session(1, 1, 2, 2), LABEL, ScanArgs("x", "s1", context=0)) == (
         'scan "x" in s1 — 6 hits\n'
         + hit_lines(0)
         + hit_lines(1)
@@ -607,8 +608,8 @@ def test_scan_cap_cuts_on_turn_boundary(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_scan_cap_rest_in_one_turn(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(read, "MAX_HITS", 3)
-    assert render_scan(x_session(2, 3), LABEL, "x", "s1", context=0) == (
+    monkeypatch.setattr(scan, "MAX_HITS", 3)
+    assert scan.text(x_session(2, 3), LABEL, ScanArgs("x", "s1", context=0)) == (
         'scan "x" in s1 — 5 hits\n'
         + hit_lines(0) * 2
         + "3 more hits not shown, all in turn 1 — read it with --from 1 --to 1\n---\n"
@@ -618,14 +619,14 @@ def test_scan_cap_rest_in_one_turn(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_scan_cap_first_turn_over_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     # no turn boundary to cut on: the first 3 hits are listed, the rest of turn 0 is pointed at for
     # reading, and the scan resumes after it (never --from 0 again, which would repeat the listing)
-    monkeypatch.setattr(read, "MAX_HITS", 3)
-    assert render_scan(x_session(5, 1, 1), LABEL, "x", "s1", context=0) == (
+    monkeypatch.setattr(scan, "MAX_HITS", 3)
+    assert scan.text(x_session(5, 1, 1), LABEL, ScanArgs("x", "s1", context=0)) == (
         'scan "x" in s1 — 7 hits\n'
         + hit_lines(0) * 3
         + "2 more hits not shown, all in turn 0 — read it with --from 0 --to 0\n"
         + "2 more hits not shown — continue with --from 1\n---\n"
     )
-    assert render_scan(x_session(5), LABEL, "x", "s1", context=0) == (
+    assert scan.text(x_session(5), LABEL, ScanArgs("x", "s1", context=0)) == (
         'scan "x" in s1 — 5 hits\n'
         + hit_lines(0) * 3
         + "2 more hits not shown, all in turn 0 — read it with --from 0 --to 0\n---\n"
@@ -633,17 +634,17 @@ def test_scan_cap_first_turn_over_the_cap(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_scan_real_cap_is_200() -> None:
-    out = render_scan(x_session(*[3] * 67), LABEL, "x", "s1", context=0)  # 201 hits
+    out = scan.text(x_session(*[3] * 67), LABEL, ScanArgs("x", "s1", context=0))  # 201 hits
     assert out.startswith('scan "x" in s1 — 201 hits\n')
     assert out.count("\n  x …\n") == 198  # cut before turn 66, whose 3 hits straddle the cap
     assert out.endswith("3 more hits not shown, all in turn 66 — read it with --from 66 --to 66\n---\n")
-    exact = render_scan(x_session(*[2] * 100), LABEL, "x", "s1", context=0)  # 200 hits: no cut
+    exact = scan.text(x_session(*[2] * 100), LABEL, ScanArgs("x", "s1", context=0))  # 200 hits: no cut
     assert exact.count("\n  x …\n") == 200 and exact.endswith(hit_lines(99) + "---\n")
 
 
 def test_scan_json() -> None:
     store = store_of(rows_of(SCAN))
-    doc = json.loads(scan_json(store, LABEL, "flush", "s1", context=12, seq_from=2))
+    doc = json.loads(scan.text(store, LABEL, ScanArgs("flush", "s1", context=12, from_=2), as_json=True))
     assert list(doc) == [
         "memory",
         "session_id",
@@ -674,7 +675,7 @@ def test_scan_json() -> None:
         }
     ]
     assert (doc["total"], doc["more"], doc["message"], doc["from"], doc["to"]) == (1, [], None, 2, None)
-    none = json.loads(scan_json(store, LABEL, "zzz", "s1"))
+    none = json.loads(scan.text(store, LABEL, ScanArgs("zzz", "s1"), as_json=True))
     assert none["hits"] == [] and none["message"] == 'no matches for "zzz" in s1'
 
 
@@ -745,20 +746,22 @@ Fixed: flush now waits for the writer, 200 runs green.
 def test_sketch_normal() -> None:
     # the opening ask (seq1: seq0 is scaffolding) and the last word (seq7) are kept; the vector step
     # adds the three most distinctive units; places print in reading order, each cut at 1500/5
-    assert render_sketch(sketch_store(), LABEL, "s1", units=5, max_chars=1500) == SKETCH_5
+    assert sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=5, max_chars=1500)) == SKETCH_5
 
 
 def test_sketch_is_deterministic() -> None:
-    first = render_sketch(sketch_store(), LABEL, "s1", units=5, max_chars=1500)
-    again = render_sketch(sketch_store(), LABEL, "s1", units=5, max_chars=1500)
+    first = sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=5, max_chars=1500))
+    again = sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=5, max_chars=1500))
     shuffled = store_of(list(reversed(rows_of(SKETCH, vectors=SKETCH_VECTORS))))
-    assert first == again == render_sketch(shuffled, LABEL, "s1", units=5, max_chars=1500) == SKETCH_5
+    assert (
+        first == again == sketch.text(shuffled, LABEL, SketchArgs("s1", units=5, max_chars=1500)) == SKETCH_5
+    )
 
 
 def test_sketch_keeps_opening_ask_and_last_word() -> None:
     # without any vector nothing is eligible, yet the opening ask and the last word are there
     assert (
-        render_sketch(sketch_store(None), LABEL, "s1")
+        sketch.text(sketch_store(None), LABEL, SketchArgs("s1"))
         == f"""\
 sketch s1 — 2 of 8 places · 116 of 8000 chars · 0 eligible units
 [2026-03-02T09:00:01Z] user text seq1
@@ -775,11 +778,11 @@ Fixed: flush now waits for the writer, 200 runs green.
     # they are kept even when the least distinctive (vectors at the session mean) ...
     bland = dict(SKETCH_VECTORS)
     bland[(1, 0)] = bland[(7, 0)] = list(np.mean(list(SKETCH_VECTORS.values()), axis=0))
-    out = render_sketch(sketch_store(bland), LABEL, "s1", units=3, max_chars=900)
+    out = sketch.text(sketch_store(bland), LABEL, SketchArgs("s1", units=3, max_chars=900))
     assert out.count("\n  → get ") == 3
     assert "\nPlease make the flush test reliable" in out and "\nFixed: flush now waits" in out
     # ... and within a window: no user text in 2-5, so the first text block; the last text block
-    windowed = render_sketch(sketch_store(), LABEL, "s1", units=2, max_chars=600, seq_from=2, seq_to=5)
+    windowed = sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=2, max_chars=600, from_=2, to=5))
     assert windowed == (
         "sketch s1 — 2 of 2 places · 85 of 600 chars · 6 eligible units\n"
         "[2026-03-02T09:00:02Z] assistant text seq2\n  → get s1 --from 0 --to 5 --memory local\n"
@@ -790,7 +793,7 @@ Fixed: flush now waits for the writer, 200 runs green.
 
 
 def test_sketch_near_duplicates_share_one_place() -> None:
-    out = render_sketch(sketch_store(), LABEL, "s1", units=12, max_chars=3600)
+    out = sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=12, max_chars=3600))
     assert out.startswith("sketch s1 — 7 of 12 places · 852 of 3600 chars · 9 eligible units\n")
     assert "\nThe flush probably races the writer thread.\n" in out  # the thinking is picked ...
     assert "I think." not in out  # ... so its near-duplicate text is not
@@ -799,14 +802,14 @@ def test_sketch_near_duplicates_share_one_place() -> None:
 
 
 def test_sketch_shortened_and_tool_preview() -> None:
-    out = render_sketch(sketch_store(), LABEL, "s1", units=8, max_chars=2400)
+    out = sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=8, max_chars=2400))
     writer = "The writer holds the lock across the fsync. " * 20
     assert (
         f"assistant text seq4 · shortened\n  → get s1 --from 1 --to 7 --memory local\n{writer[:300]}\n---\n"
         in out
     )
     # a tool result is previewed at min(per-unit cap, 2000), even when the per-unit cap is larger
-    big = render_sketch(sketch_store(), LABEL, "s1", units=3, max_chars=9000)
+    big = sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=3, max_chars=9000))
     preview = ("[tool_result Bash] " + TOOL_OUTPUT)[:2000]
     assert big == (
         "sketch s1 — 3 of 3 places · 2116 of 9000 chars · 9 eligible units\n"
@@ -822,39 +825,41 @@ def test_sketch_shortened_and_tool_preview() -> None:
 def test_sketch_clamps_are_reported() -> None:
     store = sketch_store()
     # 8000 // 240 = 33 places at most, each cut at 8000 // 33 = 242: 62+43+60+242+242+33+54 chars
-    assert render_sketch(store, LABEL, "s1", units=50).startswith(
+    assert sketch.text(store, LABEL, SketchArgs("s1", units=50)).startswith(
         "sketch s1 — 7 of 33 places · 736 of 8000 chars · 9 eligible units\n  (units clamped to 33)\n[20"
     )
     # 40 places, each cut at 1000: 62+43+60+1000+879+33+54 (stored text is trimmed)
-    assert render_sketch(store, LABEL, "s1", units=50, max_chars=90_000).startswith(
+    assert sketch.text(store, LABEL, SketchArgs("s1", units=50, max_chars=90_000)).startswith(
         "sketch s1 — 7 of 40 places · 2131 of 40000 chars · 9 eligible units\n"
         "  (units clamped to 40)\n  (max-chars clamped to 40000)\n[20"
     )
-    assert render_sketch(store, LABEL, "s1", units=1, max_chars=100).startswith(
+    assert sketch.text(store, LABEL, SketchArgs("s1", units=1, max_chars=100)).startswith(
         "sketch s1 — 2 of 2 places · 116 of 480 chars · 9 eligible units\n"
         "  (units clamped to 2)\n  (max-chars clamped to 480)\n[20"
     )
-    assert render_sketch(store, LABEL, "s1", units=8, max_chars=8000).startswith(
+    assert sketch.text(store, LABEL, SketchArgs("s1", units=8, max_chars=8000)).startswith(
         "sketch s1 — 7 of 8 places · 2131 of 8000 chars · 9 eligible units\n[20"
     )
 
 
 def test_sketch_errors_and_window_outside() -> None:
     store = sketch_store()
-    with pytest.raises(ReadError, match=r"^no session nope in local$"):
-        render_sketch(store, LABEL, "nope")
-    with pytest.raises(ReadError, match=r"^--units must be at least 1 \(got 0\)$"):
-        render_sketch(store, LABEL, "s1", units=0)
-    with pytest.raises(ReadError, match=r"^--max-chars must be at least 1 \(got 0\)$"):
-        render_sketch(store, LABEL, "s1", max_chars=0)
+    with pytest.raises(VerbError, match=r"^no session nope in local$"):
+        sketch.text(store, LABEL, SketchArgs("nope"))
+    with pytest.raises(VerbError, match=r"^--units must be at least 1 \(got 0\)$"):
+        sketch.text(store, LABEL, SketchArgs("s1", units=0))
+    with pytest.raises(VerbError, match=r"^--max-chars must be at least 1 \(got 0\)$"):
+        sketch.text(store, LABEL, SketchArgs("s1", max_chars=0))
     assert (
-        render_sketch(store, LABEL, "s1", seq_from=30)
+        sketch.text(store, LABEL, SketchArgs("s1", from_=30))
         == "no turns in that range of session s1 (it holds 8)\n"
     )
 
 
 def test_sketch_json() -> None:
-    doc = json.loads(sketch_json(sketch_store(), LABEL, "s1", units=1, max_chars=100))
+    doc = json.loads(
+        sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=1, max_chars=100), as_json=True)
+    )
     assert list(doc) == [
         "memory",
         "session_id",
@@ -885,5 +890,7 @@ def test_sketch_json() -> None:
         "get": "get s1 --from 0 --to 4 --memory local",
         "text": "Please make the flush test reliable; it fails one run in five.",
     }
-    picked = json.loads(sketch_json(sketch_store(), LABEL, "s1", units=5, max_chars=1500))["places"]
+    picked = json.loads(
+        sketch.text(sketch_store(), LABEL, SketchArgs("s1", units=5, max_chars=1500), as_json=True)
+    )["places"]
     assert [p["reason"] for p in picked] == ["opening", "picked", "picked", "picked", "last"]

@@ -11,11 +11,23 @@ import numpy as np
 import pytest
 
 from funes_core.ingest.chunking import chunk_turn
+from funes_core.ingest.notes import forget_turn, remember_turn
 from funes_core.models.embed import Embedder, HashEmbedder
-from funes_core.read.recall import Leg, RecallParams, freshness, fuse, fuse_relative, recall
-from funes_core.read.render import EXTERNAL_NOTE, NO_RESULTS, render_recall
-from funes_core.read.triggers import forget_turn, live_triggers, matching, remember_turn
-from funes_core.read.verbs import VerbError, recall_text
+from funes_core.read.common import VerbError
+from funes_core.read.recall import (
+    EXTERNAL_NOTE,
+    NO_RESULTS,
+    Leg,
+    RecallArgs,
+    RecallParams,
+    freshness,
+    fuse,
+    fuse_relative,
+    recall,
+    render_recall,
+)
+from funes_core.read.recall import run as recall_run
+from funes_core.read.triggers import live_triggers, matching
 from funes_core.store.base import Filters, Hit, Row
 from funes_core.store.handle import Memory, count_tokens
 from funes_core.store.reference import MemoryStore
@@ -318,9 +330,9 @@ def test_budget_never_exceeded_and_reports_left_out() -> None:
     store = store_with([turn(f"s{i}", 0, t) for i, t in enumerate(texts)], emb)
     mem = _FakeMemory(store, emb)
     stored = {r.text for r in store.scan()}
-    full = recall_text(mem, "checkpoint starvation", neighbors=0, now=NOW)
+    full = recall_run(mem, RecallArgs("checkpoint starvation", neighbors=0), now=NOW)
     for budget in (120, 300, 800, 1500):
-        text = recall_text(mem, "checkpoint starvation", neighbors=0, budget=budget, now=NOW)
+        text = recall_run(mem, RecallArgs("checkpoint starvation", neighbors=0, budget=budget), now=NOW)
         assert count_tokens(text) <= budget
         shown = text.count("\n---\n")
         if count_tokens(full) > budget:
@@ -335,17 +347,17 @@ def test_budget_never_exceeded_and_reports_left_out() -> None:
 def test_level_maps_to_budget_and_conflicts_are_errors() -> None:
     emb = HashEmbedder()
     mem = _FakeMemory(store_with([turn("s", 0, "word " * 2000)], emb), emb)
-    assert "left out" in recall_text(mem, "word", level="minimal", now=NOW)
+    assert "left out" in recall_run(mem, RecallArgs("word", level="minimal"), now=NOW)
     with pytest.raises(VerbError, match="not both"):
-        recall_text(mem, "word", budget=10, level="lean")
+        recall_run(mem, RecallArgs("word", budget=10, level="lean"))
     with pytest.raises(VerbError, match="--level"):
-        recall_text(mem, "word", level="huge")
+        recall_run(mem, RecallArgs("word", level="huge"))
 
 
 def test_json_has_every_provenance_field() -> None:
     emb = HashEmbedder()
     mem = _FakeMemory(store_with([turn("s", 0, "alpha"), turn("s", 1, "beta alpha", role="user")], emb), emb)
-    doc = json.loads(recall_text(mem, "alpha", as_json=True, now=NOW))
+    doc = json.loads(recall_run(mem, RecallArgs("alpha"), as_json=True, now=NOW))
     assert doc["query"] == "alpha"
     assert doc["params"]["k"] == 8 and doc["params"]["profile"] == "balanced"
     hit = doc["hits"][0]
@@ -374,7 +386,7 @@ def test_trigger_lines_come_first_in_recall() -> None:
     emb = HashEmbedder()
     store = store_with([turn("s", 0, "we deploy on fridays")], emb)
     store.add(_note_rows(remember_turn("deploy", "never on a friday", seq=0, now=NOW)))
-    text = recall_text(_FakeMemory(store, emb), "how do we deploy", now=NOW)
+    text = recall_run(_FakeMemory(store, emb), RecallArgs("how do we deploy"), now=NOW)
     assert text.startswith("trigger deploy: never on a friday\n[")
     assert "we deploy on fridays" in text
 
@@ -382,7 +394,7 @@ def test_trigger_lines_come_first_in_recall() -> None:
 def test_empty_query_is_an_error(tmp_path: Path) -> None:
     emb = HashEmbedder()
     with pytest.raises(VerbError, match="empty"):
-        recall_text(_FakeMemory(store_with([], emb), emb), "   ")
+        recall_run(_FakeMemory(store_with([], emb), emb), RecallArgs("   "))
 
 
 def test_vectors_are_unit_length_in_fixture() -> None:
@@ -463,11 +475,13 @@ def test_fusion_choice_reaches_the_ranking_and_the_json() -> None:
         emb,
     )
     mem = _FakeMemory(store, emb)
-    rrf = json.loads(recall_text(mem, "flush interval", fusion="rrf", neighbors=0, as_json=True, now=NOW))
-    rel = json.loads(recall_text(mem, "flush interval", neighbors=0, as_json=True, now=NOW))
+    rrf = json.loads(
+        recall_run(mem, RecallArgs("flush interval", fusion="rrf", neighbors=0), as_json=True, now=NOW)
+    )
+    rel = json.loads(recall_run(mem, RecallArgs("flush interval", neighbors=0), as_json=True, now=NOW))
     assert (rrf["params"]["fusion"], rel["params"]["fusion"]) == ("rrf", "relative")
     params = RecallParams(neighbors=0, fusion="rrf")
     expected = recall(store, "flush interval", params, embed_query=emb.embed_query, now=NOW)
     assert [h["score"] for h in rrf["hits"]] == [round(h.score, 6) for h in expected.hits]
     with pytest.raises(VerbError, match="unknown fusion"):
-        recall_text(mem, "flush", fusion="max")
+        recall_run(mem, RecallArgs("flush", fusion="max"))

@@ -1,20 +1,73 @@
-"""Writing keyword-trigger notes: append a turn to the notes file, then index it.
+"""Keyword-trigger notes: build remember/forget turns and append them to the notes file.
 
-The notes file (``$FUNES_HOME/notes/triggers.funes.jsonl``) is the durable record: it is never
-drained like a spool, so a ``--rebuild`` re-indexes it and no trigger is ever lost. The memory
-rows are what recall reads.
+``funes remember deploy --hint "run make check first"`` appends a *note turn*; ``funes forget
+deploy`` appends a tombstone turn. Both are ordinary turns (harness ``note``) in an ordinary turns
+file, ``$FUNES_HOME/notes/triggers.funes.jsonl``, indexed like any other: nothing is updated in
+place, recall and get find them, and re-indexing (even ``--rebuild``) keeps them, because the notes
+file is never drained like a spool. :mod:`funes_core.read.triggers` replays them at read time.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 from funes_core.home import Home, ensure_private_dir
-from funes_core.read.triggers import forget_turn, remember_turn
-from funes_core.turns.format import Turn, read_turns_file, write_turns_file
+from funes_core.turns.format import Block, Turn, format_ts, read_turns_file, write_turns_file
 
-__all__ = ["append_note", "notes_file"]
+__all__ = [
+    "NOTES_SESSION",
+    "NOTE_HARNESS",
+    "append_note",
+    "forget_turn",
+    "notes_file",
+    "remember_turn",
+    "validate_keyword",
+]
+
+NOTE_HARNESS = "note"
+NOTES_SESSION = "funes-triggers"
+
+
+def validate_keyword(keyword: str) -> str:
+    """Normalise a keyword (collapse whitespace) and refuse the ones that cannot round-trip."""
+    cleaned = " ".join(keyword.split())
+    if not cleaned:
+        raise ValueError("the keyword is empty")
+    if ":" in cleaned:
+        raise ValueError(f"keyword {cleaned!r} must not contain ':'")
+    if not re.search(r"\w", cleaned):
+        raise ValueError(f"keyword {cleaned!r} needs at least one letter or digit")
+    return cleaned
+
+
+def _turn(text: str, keyword: str, seq: int, now: datetime) -> Turn:
+    ts = format_ts(now)
+    digest = hashlib.sha1(keyword.casefold().encode(), usedforsecurity=False).hexdigest()[:10]
+    return Turn(
+        session_id=NOTES_SESSION,
+        turn_uuid=f"{digest}@{ts.replace(':', '')}-{seq}",
+        seq=seq,
+        ts=ts,
+        role="note",
+        harness=NOTE_HARNESS,
+        blocks=(Block("text", text),),
+    )
+
+
+def remember_turn(keyword: str, hint: str, *, seq: int, now: datetime) -> Turn:
+    keyword = validate_keyword(keyword)
+    hint = hint.strip()
+    if not hint:
+        raise ValueError("the hint is empty: say what to surface with --hint")
+    return _turn(f"trigger {keyword}: {hint}", keyword, seq, now)
+
+
+def forget_turn(keyword: str, *, seq: int, now: datetime) -> Turn:
+    keyword = validate_keyword(keyword)
+    return _turn(f"forget trigger {keyword}", keyword, seq, now)
 
 
 def notes_file(home: Home) -> Path:

@@ -1,7 +1,7 @@
-"""``funes status``: what the memory holds and what is still waiting, in one screen (or one JSON object).
+"""``status``: what the memory holds and what is still waiting, in one screen (or one JSON object).
 
-Collecting is separate from rendering so the CLI, ``--json`` and any other caller (the MCP
-server, ``integrations check``) report the same facts.
+Collecting (:func:`collect_status`) is separate from rendering (:meth:`StatusReport.render`) so the
+CLI, ``--json`` and the MCP ``status`` tool (:func:`run`) report the same facts.
 """
 
 from __future__ import annotations
@@ -9,12 +9,30 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from funes_core.home import Home, State
+from funes_core.read.common import Verb, dump
 from funes_core.store import NO_INDEX_MESSAGE, NoIndexError, resolve_memory
 
-__all__ = ["StatusReport", "age_words", "collect_status", "human_bytes"]
+if TYPE_CHECKING:
+    from funes_core.store.handle import Memory
+
+__all__ = [
+    "STATUS_HELP",
+    "VERB",
+    "StatusArgs",
+    "StatusReport",
+    "age_words",
+    "collect_status",
+    "human_bytes",
+    "run",
+]
+
+STATUS_HELP = """\
+Report on a memory: model, chunks, sessions, agents, embeddings still owed, spool files waiting
+to be indexed, files refused by the indexer, when it was last written and its size on disk.
+"""
 
 
 def _plural(n: int, unit: str) -> str:
@@ -167,3 +185,28 @@ def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home |
     report.disk_bytes = stats.disk_bytes
     report.last_indexed = store.last_write()
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class StatusArgs:
+    """The ``status`` verb takes no parameter of its own."""
+
+
+def run(memory: Memory, args: StatusArgs, *, as_json: bool = False) -> str:
+    """The MCP ``status`` tool (and the text ``funes status`` prints): no update check, ever."""
+    report = collect_status(memory.spec, home=memory.home)
+    if as_json:
+        return dump(report.to_json())
+    return report.render()
+
+
+VERB = Verb(
+    name="status",
+    args=StatusArgs,
+    run=run,
+    cli_help=STATUS_HELP,
+    tool_help=(
+        "Health and size of the memory: chunks, sessions, agents, embeddings still owed, pending "
+        "files, when it was last indexed. Call it when a read comes back empty or thin."
+    ),
+)

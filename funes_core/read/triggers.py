@@ -1,36 +1,26 @@
-"""Keyword triggers: the fast path for facts you want surfaced whenever a word comes up.
+"""``triggers``: the live keyword triggers, and which of them a recall's query fires.
 
-``funes remember deploy --hint "run make check first"`` appends a *note turn*; ``funes forget
-deploy`` appends a tombstone turn. Both are ordinary turns (harness ``note``) in an ordinary
-turns file under ``$FUNES_HOME/notes/``, indexed like any other: nothing is ever updated in place,
-recall and get find them, and re-indexing (even ``--rebuild``) keeps them. A trigger is live when
-its newest event is a ``remember``.
+``funes remember KEYWORD --hint TEXT`` and ``funes forget KEYWORD`` append note turns
+(:mod:`funes_core.ingest.notes` writes them); nothing is updated in place. This module replays
+those rows at read time: a trigger is live when its newest event is a ``remember``. Recall prints
+the hints of the live triggers its query names before its hits; the ``triggers`` verb lists them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from typing import TYPE_CHECKING
 
-from funes_core.store.base import Row
-from funes_core.turns.format import Block, Turn, format_ts
+from funes_core.ingest.notes import NOTES_SESSION
+from funes_core.read.common import Verb, dump
 
-__all__ = [
-    "NOTES_SESSION",
-    "NOTE_HARNESS",
-    "Trigger",
-    "forget_turn",
-    "live_triggers",
-    "matching",
-    "remember_turn",
-    "validate_keyword",
-]
+if TYPE_CHECKING:
+    from funes_core.store.base import Row, Store
+    from funes_core.store.handle import Memory
 
-NOTE_HARNESS = "note"
-NOTES_SESSION = "funes-triggers"
+__all__ = ["VERB", "Trigger", "TriggersArgs", "fired", "live", "live_triggers", "matching", "run"]
 
 _REMEMBER = re.compile(r"^trigger (?P<keyword>[^\n:]+): (?P<hint>.*)\Z", re.S)
 _FORGET = re.compile(r"^forget trigger (?P<keyword>[^\n:]+)\Z")
@@ -43,43 +33,9 @@ class Trigger:
     ts: str
 
 
-def validate_keyword(keyword: str) -> str:
-    """Normalise a keyword (collapse whitespace) and refuse the ones that cannot round-trip."""
-    cleaned = " ".join(keyword.split())
-    if not cleaned:
-        raise ValueError("the keyword is empty")
-    if ":" in cleaned:
-        raise ValueError(f"keyword {cleaned!r} must not contain ':'")
-    if not re.search(r"\w", cleaned):
-        raise ValueError(f"keyword {cleaned!r} needs at least one letter or digit")
-    return cleaned
-
-
-def _turn(text: str, keyword: str, seq: int, now: datetime) -> Turn:
-    ts = format_ts(now)
-    digest = hashlib.sha1(keyword.casefold().encode(), usedforsecurity=False).hexdigest()[:10]
-    return Turn(
-        session_id=NOTES_SESSION,
-        turn_uuid=f"{digest}@{ts.replace(':', '')}-{seq}",
-        seq=seq,
-        ts=ts,
-        role="note",
-        harness=NOTE_HARNESS,
-        blocks=(Block("text", text),),
-    )
-
-
-def remember_turn(keyword: str, hint: str, *, seq: int, now: datetime) -> Turn:
-    keyword = validate_keyword(keyword)
-    hint = hint.strip()
-    if not hint:
-        raise ValueError("the hint is empty: say what to surface with --hint")
-    return _turn(f"trigger {keyword}: {hint}", keyword, seq, now)
-
-
-def forget_turn(keyword: str, *, seq: int, now: datetime) -> Turn:
-    keyword = validate_keyword(keyword)
-    return _turn(f"forget trigger {keyword}", keyword, seq, now)
+@dataclass(frozen=True, slots=True)
+class TriggersArgs:
+    """The ``triggers`` verb takes no parameter of its own."""
 
 
 def live_triggers(rows: Iterable[Row]) -> list[Trigger]:
@@ -93,9 +49,16 @@ def live_triggers(rows: Iterable[Row]) -> list[Trigger]:
             latest[keyword.casefold()] = (row.ts, row.seq, m["hint"], keyword)
         elif m := _FORGET.match(row.text):
             latest[m["keyword"].casefold()] = (row.ts, row.seq, None, m["keyword"])
-    live = [Trigger(kw, hint, ts) for ts, _, hint, kw in latest.values() if hint is not None]
-    live.sort(key=lambda t: t.ts, reverse=True)
-    return live
+    out = [Trigger(kw, hint, ts) for ts, _, hint, kw in latest.values() if hint is not None]
+    out.sort(key=lambda t: t.ts, reverse=True)
+    return out
+
+
+def live(store: Store) -> list[Trigger]:
+    """The live triggers of a memory, newest first (one scan of the notes session)."""
+    from funes_core.store.base import Filters
+
+    return live_triggers(store.scan(Filters(session_id=NOTES_SESSION)))
 
 
 def matching(triggers: Sequence[Trigger], query: str) -> list[Trigger]:
@@ -111,3 +74,32 @@ def matching(triggers: Sequence[Trigger], query: str) -> list[Trigger]:
         if re.search(pattern, folded):
             out.append(trig)
     return out
+
+
+def fired(store: Store, query: str) -> tuple[tuple[str, str], ...]:
+    """(keyword, hint) of the live triggers ``query`` names, newest first: recall's first lines."""
+    return tuple((t.keyword, t.hint) for t in matching(live(store), query))
+
+
+def run(memory: Memory, args: TriggersArgs, *, as_json: bool = False) -> str:
+    """``funes triggers`` / the MCP ``triggers`` tool: the live keyword triggers, newest first."""
+    found = live(memory.store())
+    if as_json:
+        doc = [{"keyword": t.keyword, "hint": t.hint, "set": t.ts} for t in found]
+        return dump({"memory": memory.label, "triggers": doc})
+    if not found:
+        return f"no triggers in {memory.label} — set one with: funes remember KEYWORD --hint TEXT\n"
+    lines = [f"[{t.ts}] {t.keyword}: {t.hint}" for t in found]
+    return "\n".join(lines) + f"\n---\n{len(found)} trigger(s)\n"
+
+
+VERB = Verb(
+    name="triggers",
+    args=TriggersArgs,
+    run=run,
+    cli_help="List the live keyword triggers, newest first.",
+    tool_help=(
+        "The user's keyword triggers: notes pinned to a keyword, surfaced by recall whenever a query "
+        "names the keyword. Use it to see which standing instructions or facts the user has pinned."
+    ),
+)

@@ -45,19 +45,16 @@ def register(app: typer.Typer) -> None:
     @app.command("forget", help="Retire a keyword trigger (appends a tombstone; history is kept).")
     def forget_cmd(keyword: Annotated[str, typer.Argument(help="The trigger's keyword.")]) -> None:
         from funes_core.home import Home
-        from funes_core.read.triggers import NOTES_SESSION, live_triggers
-        from funes_core.store.base import Filters
+        from funes_core.read.triggers import live
         from funes_core.store.handle import Memory, MemoryUnavailableError
 
         try:
             store = Memory.resolve(None, home=Home.resolve()).store()
-            live = {
-                t.keyword.casefold() for t in live_triggers(store.scan(Filters(session_id=NOTES_SESSION)))
-            }
+            keywords = {t.keyword.casefold() for t in live(store)}
         except MemoryUnavailableError:  # no memory yet: no live trigger to forget
-            live = set()
+            keywords = set()
         name = " ".join(keyword.split())
-        if name.casefold() not in live:
+        if name.casefold() not in keywords:
             typer.echo(f"funes: no live trigger {name!r} (see `funes triggers`)", err=True)
             raise typer.Exit(1)
         _write(keyword, None)

@@ -1,0 +1,273 @@
+"""``sessions``: one entry per session, oldest first, with its opening request.
+
+Its parameters (:class:`SessionsArgs`), its query (:func:`list_sessions`) and its text
+(:func:`format_sessions`, :func:`sessions_json`) live here; the CLI and the MCP server both call
+:func:`run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
+
+from funes_core.read.common import (
+    MAX_OUTPUT_CHARS,
+    HarnessFilter,
+    Param,
+    RepoFilter,
+    Since,
+    Until,
+    Verb,
+    VerbError,
+    collapse,
+    dump,
+    opening_unit,
+    parse_day,
+    turn_keys,
+    units_of,
+)
+
+if TYPE_CHECKING:
+    from funes_core.store.base import Row, Store
+    from funes_core.store.handle import Memory
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "OPENING_CHARS",
+    "VERB",
+    "SessionSummary",
+    "SessionsArgs",
+    "SessionsResult",
+    "format_sessions",
+    "list_sessions",
+    "run",
+    "sessions_json",
+    "text",
+]
+
+#: ``sessions`` page size: default and ceiling (above it, the page is clamped).
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 200
+#: The opening prompt shown by ``sessions`` is cut at this many characters (then ``…``).
+OPENING_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class SessionsArgs:
+    repo: RepoFilter = None
+    harness: HarnessFilter = None
+    since: Since = None
+    until: Until = None
+    limit: Annotated[int, Param("Sessions to show (1-200; more is clamped to 200).", ("--limit",), ge=1)] = (
+        DEFAULT_LIMIT
+    )
+    offset: Annotated[int, Param("Skip this many of the most recent matches.", ("--offset",), ge=0)] = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One session as ``sessions`` lists it. Facets are those of its first turn."""
+
+    session_id: str
+    #: The ``ts`` of the session's first turn (lowest seq), printed date-only.
+    start_ts: str
+    harness: str
+    repo: str
+    workdir: str
+    turns: int
+    #: The opening prompt, whitespace collapsed and cut at 120 characters (trailing space dropped,
+    #: then ``…``); ``None`` when the session has no non-scaffolding text block.
+    opening: str | None
+
+    @property
+    def date(self) -> str:
+        return self.start_ts[:10]
+
+    @property
+    def where(self) -> str:
+        """The repo facet when one resolved, else the workdir, else ``-`` (fields stay positional)."""
+        return self.repo or self.workdir or "-"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionsResult:
+    """A page of matching sessions, oldest first, before the 40,000-character cap."""
+
+    #: How many sessions match the filters.
+    total: int
+    offset: int
+    limit: int
+    #: The page: the ``limit`` sessions just older than the ``offset`` most recent, oldest first.
+    sessions: tuple[SessionSummary, ...]
+    #: The memory holds no rows at all (as opposed to: no row passes the filters).
+    memory_empty: bool
+
+
+def _summaries(rows: Iterable[Row]) -> list[SessionSummary]:
+    by_session: dict[str, list[Row]] = {}
+    for row in rows:
+        by_session.setdefault(row.session_id, []).append(row)
+    out: list[SessionSummary] = []
+    for session_id, members in by_session.items():
+        members.sort(key=lambda r: (r.seq, r.turn_uuid, r.block_idx, r.split_idx))
+        first = members[0]
+        opening = opening_unit(units_of(members))
+        text: str | None = None
+        if opening is not None:
+            flat = collapse(opening.text)
+            text = flat if len(flat) <= OPENING_CHARS else flat[:OPENING_CHARS].rstrip() + "…"
+        out.append(
+            SessionSummary(
+                session_id=session_id,
+                start_ts=first.ts,
+                harness=first.harness,
+                repo=first.repo,
+                workdir=first.workdir,
+                turns=len(turn_keys(members)),
+                opening=text,
+            )
+        )
+    out.sort(key=lambda s: (s.start_ts, s.session_id))
+    return out
+
+
+def list_sessions(store: Store, args: SessionsArgs) -> SessionsResult:
+    """Enumerate sessions, oldest first by (start ts, session_id).
+
+    ``harness`` and ``repo`` filter rows in the store (``claude`` also matches ``claude_code``),
+    so a session that moved between repos counts only its turns in the asked repo.
+    ``since``/``until`` (inclusive, ``YYYY-MM-DD``) compare the session's *start* date, so they
+    are applied after aggregating: a long session that started before ``since`` is not listed
+    from its middle.
+
+    Paging counts back from the newest: ``offset`` skips that many of the most recent matches,
+    then ``limit`` (1-200; above 200 is clamped, 0 or less is an error) keeps the next-most-recent
+    ones, printed oldest first. So the first page answers "what was I doing lately", and
+    ``--offset <offset+shown>`` walks back in time.
+    """
+    from funes_core.store.base import Filters
+
+    if args.limit < 1:
+        raise VerbError(f"--limit must be at least 1 (got {args.limit})")
+    if args.offset < 0:
+        raise VerbError(f"--offset must be 0 or more (got {args.offset})")
+    limit = min(args.limit, MAX_LIMIT)
+    lo, hi = parse_day(args.since, "--since"), parse_day(args.until, "--until")
+    if lo is not None and hi is not None and lo > hi:
+        raise VerbError(f"--since {lo} is after --until {hi}")
+    # "" (an unset MCP field) = no filter
+    filters = Filters(harness=args.harness or None, repo=args.repo or None)
+    rows = store.scan(None if filters.empty else filters)
+    matches = [
+        s
+        for s in _summaries(rows)
+        if (lo is None or s.date >= lo.isoformat()) and (hi is None or s.date <= hi.isoformat())
+    ]
+    memory_empty = not rows and (filters.empty or store.count() == 0)
+    end = max(len(matches) - args.offset, 0)
+    page = matches[max(end - limit, 0) : end]
+    return SessionsResult(len(matches), args.offset, limit, tuple(page), memory_empty)
+
+
+def _session_text(s: SessionSummary) -> str:
+    head = f"[{s.date}] {s.harness} {s.where} {s.turns} turns {s.session_id}\n"
+    return head + (f"  {s.opening}\n" if s.opening is not None else "")
+
+
+def _page(result: SessionsResult) -> tuple[SessionSummary, ...]:
+    """The page's most recent sessions whose two lines fit :data:`MAX_OUTPUT_CHARS` (at least one)."""
+    used = 0
+    keep = 0
+    for s in reversed(result.sessions):
+        size = len(_session_text(s))
+        if keep and used + size > MAX_OUTPUT_CHARS:
+            break
+        used += size
+        keep += 1
+    return result.sessions[len(result.sessions) - keep :]
+
+
+def _trailer(result: SessionsResult, shown: int) -> str:
+    if shown == result.total:
+        return f"{result.total} sessions"
+    older = result.total - result.offset - shown
+    if older > 0:
+        return (
+            f"{shown} of {result.total} sessions — {older} older: continue with --offset "
+            f"{result.offset + shown}, or narrow with --repo/--since/--until"
+        )
+    return f"{shown} of {result.total} sessions — the oldest match reached"
+
+
+def _message(result: SessionsResult, label: str) -> str | None:
+    if result.memory_empty:
+        return f"no sessions in {label}"
+    if not result.total:
+        return f"no session in {label} matches"
+    return None
+
+
+def format_sessions(result: SessionsResult, label: str) -> str:
+    """Two lines per session, oldest first, then ``---`` and one of three trailers (see §3.3).
+
+    Counts are printed as is (``1 turns``, ``1 sessions``): the wording is the contract. An offset
+    past every match prints no session and ``0 of <total> sessions — the oldest match reached``.
+    """
+    message = _message(result, label)
+    if message is not None:
+        return message + "\n"
+    page = _page(result)
+    return "".join(_session_text(s) for s in page) + "---\n" + _trailer(result, len(page)) + "\n"
+
+
+def sessions_json(result: SessionsResult, label: str) -> str:
+    """``funes sessions --json``: the sessions the text shows, oldest first."""
+    page = _page(result) if result.total else ()
+    doc = {
+        "memory": label,
+        "total": result.total,
+        "offset": result.offset,
+        "limit": result.limit,
+        "older": max(result.total - result.offset - len(page), 0),
+        "sessions": [
+            {
+                "session_id": s.session_id,
+                "date": s.date,
+                "start_ts": s.start_ts,
+                "harness": s.harness,
+                "repo": s.repo,
+                "workdir": s.workdir,
+                "turns": s.turns,
+                "opening": s.opening,
+            }
+            for s in page
+        ],
+        "message": _message(result, label),
+    }
+    return dump(doc)
+
+
+def text(store: Store, label: str, args: SessionsArgs, *, as_json: bool = False) -> str:
+    """The verb over an open store: the agent text, or its ``--json`` document."""
+    result = list_sessions(store, args)
+    return sessions_json(result, label) if as_json else format_sessions(result, label)
+
+
+def run(memory: Memory, args: SessionsArgs, *, as_json: bool = False) -> str:
+    """``funes sessions`` / the MCP ``sessions`` tool."""
+    return text(memory.store(), memory.label, args, as_json=as_json)
+
+
+VERB = Verb(
+    name="sessions",
+    args=SessionsArgs,
+    run=run,
+    cli_help="List sessions, oldest first, with their opening request.",
+    tool_help=(
+        "List past sessions, oldest first: date, agent, project, number of turns, id and the opening "
+        "request. Use it to find a session by when or where it happened, then read it with get or "
+        "sketch. Pages with limit/offset; offset counts back from the most recent."
+    ),
+)
