@@ -23,7 +23,9 @@ from typer.testing import CliRunner
 import funes_echo
 from funes_core.faces.cli.app import make_app
 from funes_core.host.catalog import load_catalog
-from funes_core.host.integrations.common import UI, InstallError, Integrations, RunResult, installer_argv
+from funes_core.host.integrations.check import check
+from funes_core.host.integrations.common import UI, InstallError, Orchestrator, RunResult
+from funes_core.host.integrations.install import install, installer_argv
 from funes_core.host.manager import FunesPluginManager, load_plugins
 from funes_core.turns.format import read_turns_file
 
@@ -109,8 +111,8 @@ class FakeUI:
         )
 
 
-def orchestrator(pm: FunesPluginManager, runner: FakeRunner, ui: FakeUI, **kw: object) -> Integrations:
-    return Integrations(pm=pm, ui=ui.ui(), runner=runner, **kw)  # type: ignore[arg-type]
+def orchestrator(pm: FunesPluginManager, runner: FakeRunner, ui: FakeUI, **kw: object) -> Orchestrator:
+    return Orchestrator(pm=pm, ui=ui.ui(), runner=runner, **kw)  # type: ignore[arg-type]
 
 
 # -- install / remove ---------------------------------------------------------------------------
@@ -204,7 +206,7 @@ def test_install_runs_the_first_index_through_the_index_entry_point(
     pm: FunesPluginManager, world: World
 ) -> None:
     runner, ui = FakeRunner(results=[RunResult(0, "indexed 7 chunks")]), FakeUI()
-    assert orchestrator(pm, runner, ui).install("echo") == 0
+    assert install(orchestrator(pm, runner, ui), "echo") == 0
     [(argv, env)] = runner.calls
     assert argv == [sys.executable, "-m", "funes_core", "index", "--harness", "echo"]
     assert env is not None and env["FUNES_HOME"] == str(world.funes_home) and env["HOME"] == str(world.home)
@@ -214,7 +216,7 @@ def test_install_runs_the_first_index_through_the_index_entry_point(
 def test_a_failed_first_index_is_reported_and_the_wiring_stays(pm: FunesPluginManager, world: World) -> None:
     runner = FakeRunner(results=[RunResult(2, "Usage: funes index\nError: No such option: --harness")])
     ui = FakeUI()
-    assert orchestrator(pm, runner, ui).install("echo") == 1
+    assert install(orchestrator(pm, runner, ui), "echo") == 1
     assert ui.err[-1] == (
         "funes: echo is wired, but the first index failed (exit 2): Error: No such option: --harness; "
         "run `funes index --harness echo` to retry"
@@ -255,12 +257,12 @@ def test_from_path_at_a_terminal_asks_every_time(pm: FunesPluginManager, world: 
     with pytest.raises(
         InstallError, match=r"not installed: funes-echo 0.1.0 by funes developers was not trusted"
     ):
-        orchestrator(pm, runner, ui).install("echo", from_path=ECHO_SRC)
+        install(orchestrator(pm, runner, ui), "echo", from_path=ECHO_SRC)
     assert ui.asked == ["Trust it? [y/N]"] and runner.calls == []
     assert any(f"origin: {ECHO_SRC} (a local folder)" in line for line in ui.err)
 
     ui.answer = True
-    assert orchestrator(pm, runner, ui).install("echo", "team/m", from_path=ECHO_SRC, index=False) == 0
+    assert install(orchestrator(pm, runner, ui), "echo", "team/m", from_path=ECHO_SRC, index=False) == 0
     assert len(ui.asked) == 2, "trust is confirmed every time"
     (install_argv, _), (handover, _) = runner.calls
     assert install_argv == installer_argv(str(ECHO_SRC))
@@ -271,7 +273,7 @@ def test_from_path_at_a_terminal_asks_every_time(pm: FunesPluginManager, world: 
 
 def test_yes_trusts_without_a_terminal(pm: FunesPluginManager, world: World) -> None:
     runner, ui = FakeRunner(), FakeUI()
-    assert orchestrator(pm, runner, ui).install("echo", from_path=ECHO_SRC, yes=True) == 0
+    assert install(orchestrator(pm, runner, ui), "echo", from_path=ECHO_SRC, yes=True) == 0
     assert ui.asked == [] and ui.err[0].startswith("funes: trusting funes-echo 0.1.0")
     assert runner.calls[0][0] == installer_argv(str(ECHO_SRC))
 
@@ -284,7 +286,7 @@ def test_a_failed_package_install_is_one_clear_line(pm: FunesPluginManager, worl
         "contract_version = 1\n"
     )
     with pytest.raises(InstallError) as err:
-        orchestrator(pm, runner, FakeUI(), catalog=catalog).install("zeta")
+        install(orchestrator(pm, runner, FakeUI(), catalog=catalog), "zeta")
     assert str(err.value) == (
         "installing funes-zeta failed (exit 1): ERROR: No matching distribution found for funes-zeta"
     )
@@ -300,7 +302,7 @@ def test_a_community_listing_is_confirmed(pm: FunesPluginManager, world: World) 
     with pytest.raises(
         InstallError, match=r"refusing to install funes-zeta .* by Someone from the funes catalog"
     ):
-        orchestrator(pm, FakeRunner(), FakeUI(), catalog=catalog).install("zeta")
+        install(orchestrator(pm, FakeRunner(), FakeUI(), catalog=catalog), "zeta")
 
 
 def test_an_unknown_id_names_what_is_known(pm: FunesPluginManager, world: World) -> None:
@@ -440,7 +442,7 @@ def test_check_reports_failures_and_exits_non_zero(
         return RunResult(1, "")
 
     ui = FakeUI()
-    assert Integrations(pm=pm, ui=ui.ui(), runner=fake).check("echo") == 1  # type: ignore[arg-type]
+    assert check(Orchestrator(pm=pm, ui=ui.ui(), runner=fake), "echo") == 1  # type: ignore[arg-type]
     assert ui.out[1:4] == [
         "SKIP  converter:discover   no home/",
         "FAIL  converter:golden     T::test_golden[basic]: line 2 differs",
@@ -453,7 +455,7 @@ def test_check_without_a_report_is_an_error(pm: FunesPluginManager, world: World
     ui = FakeUI()
     runner = FakeRunner(results=[RunResult(4, "ERROR: usage")])
     with pytest.raises(InstallError, match=r"the contract suite did not run \(pytest exit 4\)"):
-        orchestrator(pm, runner, ui).check("echo")
+        check(orchestrator(pm, runner, ui), "echo")
     assert ui.err == ["ERROR: usage"]
 
 
@@ -461,13 +463,13 @@ def test_a_rerun_after_the_spool_drained_converts_nothing_unless_the_memory_is_g
     pm: FunesPluginManager, world: World
 ) -> None:
     runner, ui = FakeRunner(), FakeUI()
-    assert orchestrator(pm, runner, ui).install("echo") == 0
+    assert install(orchestrator(pm, runner, ui), "echo") == 0
     spool = world.funes_home / "spool" / "echo"
     for path in spool.iterdir():  # what `funes index` does once a file is stored
         path.unlink()
     (world.funes_home / "memory").mkdir()
     runner, ui = FakeRunner(), FakeUI()
-    assert orchestrator(pm, runner, ui).install("echo") == 0
+    assert install(orchestrator(pm, runner, ui), "echo") == 0
     assert list(spool.iterdir()) == [] and runner.calls == []
     assert ui.out[-2:] == [
         "echo: spool up to date (2 sessions already converted)",
@@ -476,5 +478,5 @@ def test_a_rerun_after_the_spool_drained_converts_nothing_unless_the_memory_is_g
 
     (world.funes_home / "memory").rmdir()  # the memory was deleted: re-running install rebuilds it
     runner, ui = FakeRunner(), FakeUI()
-    assert orchestrator(pm, runner, ui).install("echo") == 0
+    assert install(orchestrator(pm, runner, ui), "echo") == 0
     assert len(list(spool.iterdir())) == 2 and len(runner.calls) == 1

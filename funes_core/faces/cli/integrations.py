@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
-    from funes_core.host.integrations.common import UI, Integrations
+    from funes_core.host.integrations.common import UI, Orchestrator
     from funes_core.host.manager import FunesPluginManager
 
 __all__ = ["default_ui", "register"]
@@ -44,14 +45,13 @@ def default_ui() -> UI:
     )
 
 
-def _run(pm: FunesPluginManager, action: str, *args: object, **kwargs: object) -> None:
-    """Build the orchestrator, run one verb, map a one-line failure to ``funes: …`` and exit 1."""
+def _run(pm: FunesPluginManager, action: Callable[[Orchestrator], int]) -> None:
+    """Build the orchestrator, run one subcommand, map a one-line failure to ``funes: …`` and exit 1."""
     from funes_core.host.catalog import CatalogError
-    from funes_core.host.integrations.common import InstallError, Integrations
+    from funes_core.host.integrations.common import InstallError, Orchestrator
 
     try:
-        orchestrator: Integrations = Integrations(pm=pm, ui=default_ui())
-        status = getattr(orchestrator, action)(*args, **kwargs)
+        status = action(Orchestrator(pm=pm, ui=default_ui()))
     except (InstallError, CatalogError) as exc:
         typer.echo(f"funes: {exc}", err=True)
         raise typer.Exit(1) from None
@@ -66,7 +66,9 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Installed integrations and what the catalog offers, with their status on this machine."""
-        _run(pm, "show_list", as_json=as_json)
+        from funes_core.host.integrations.listing import show_list
+
+        _run(pm, lambda orch: show_list(orch, as_json=as_json))
 
     @group.command("info")
     def info(
@@ -74,7 +76,9 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Everything funes knows about one integration."""
-        _run(pm, "info", ident, as_json=as_json)
+        from funes_core.host.integrations.info import info
+
+        _run(pm, lambda orch: info(orch, ident, as_json=as_json))
 
     @group.command("install")
     def install(
@@ -106,18 +110,22 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         origin: Annotated[str | None, typer.Option("--origin", hidden=True)] = None,
     ) -> None:
         """Install an integration and wire it: MCP tools, hooks, existing sessions, first index."""
+        from funes_core.host.integrations.install import install
+
         _run(
             pm,
-            "install",
-            ident,
-            memory,
-            from_path=from_path,
-            dist=dist,
-            yes=yes,
-            seed=seed,
-            index=index,
-            installed_only=installed_only,
-            origin=origin,
+            lambda orch: install(
+                orch,
+                ident,
+                memory,
+                from_path=from_path,
+                dist=dist,
+                yes=yes,
+                seed=seed,
+                index=index,
+                installed_only=installed_only,
+                origin=origin,
+            ),
         )
 
     @group.command("remove")
@@ -125,7 +133,9 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id.")],
     ) -> None:
         """Undo the wiring (hooks, MCP registration); keeps the memory, the spool and transcripts."""
-        _run(pm, "remove", ident)
+        from funes_core.host.integrations.remove import remove
+
+        _run(pm, lambda orch: remove(orch, ident))
 
     @group.command("check")
     def check(
@@ -133,7 +143,9 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Run the contract suite against an installed plugin and print a conformance report."""
-        _run(pm, "check", ident, as_json=as_json)
+        from funes_core.host.integrations.check import check
+
+        _run(pm, lambda orch: check(orch, ident, as_json=as_json))
 
     @group.command("convert")
     def convert(
@@ -146,6 +158,8 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         ] = False,
     ) -> None:
         """Convert transcripts by hand into turns files; `funes index OUT_DIR` then indexes them."""
-        _run(pm, "convert", ident, source, out_dir, index=index)
+        from funes_core.host.integrations.convert import convert
+
+        _run(pm, lambda orch: convert(orch, ident, source, out_dir, index=index))
 
     app.add_typer(group)

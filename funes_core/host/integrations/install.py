@@ -1,0 +1,364 @@
+"""``funes integrations install``: resolve, trust, install the distribution, then wire the agent.
+
+The id resolves to a plugin already installed, else the catalog's distribution, or ``--from
+PATH|WHEEL`` / ``--dist NAME``; anything the catalog does not vouch for needs a person's yes. The
+distribution is installed with the standard installer into the running environment, then a fresh
+``funes`` runs the tool registrar, the hook installer and the converter (seeding the spool, newest
+first) and builds the first index with ``funes index --harness ID``. Running it twice changes
+nothing the second time.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import shutil
+import sys
+import tomllib
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from funes_core.host.api import (
+    ID_PATTERN,
+    SPOOL_SUFFIX,
+    InstallContext,
+    Outcome,
+)
+from funes_core.host.catalog import CatalogEntry
+from funes_core.host.integrations.common import UI, InstallError, Orchestrator
+from funes_core.host.manager import Integration
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where an integration's distribution would come from, and whether the catalog vouches for it."""
+
+    kind: str  # "catalog", "path" or "index"
+    spec: str  # what to hand the installer
+    dist: str
+    version: str
+    publisher: str
+    origin: str
+    vouched: bool
+
+
+def installer_argv(spec: str) -> list[str]:
+    """The standard installer for the running environment: uv when present, else pip."""
+    uv = shutil.which("uv")
+    if uv:
+        return [uv, "pip", "install", "--python", sys.executable, spec]
+    return [sys.executable, "-m", "pip", "install", spec]
+
+
+def _publisher(names: Sequence[str]) -> str:
+    cleaned = [n.strip() for n in names if n and n.strip()]
+    return ", ".join(cleaned) if cleaned else "an unknown publisher"
+
+
+def describe_path(path: Path) -> Source:
+    """Name, version and publisher of a local wheel, sdist or project folder (for the trust prompt)."""
+    path = path.expanduser().absolute()
+    if not path.exists():
+        raise InstallError(f"--from {path}: no such file or folder")
+    if path.is_dir():
+        pyproject = path / "pyproject.toml"
+        if not pyproject.is_file():
+            raise InstallError(f"--from {path}: not a Python project (no pyproject.toml)")
+        try:
+            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise InstallError(f"--from {pyproject}: cannot read it ({exc})") from None
+        authors = [a.get("name") or a.get("email") or "" for a in project.get("authors", [])]
+        return Source(
+            kind="path",
+            spec=str(path),
+            dist=str(project.get("name", path.name)),
+            version=str(project.get("version", "(dynamic version)")),
+            publisher=_publisher(authors),
+            origin=f"{path} (a local folder)",
+            vouched=False,
+        )
+    if path.suffix == ".whl":
+        parts = path.name.split("-")
+        dist, version, publisher = parts[0], parts[1] if len(parts) > 1 else "?", "an unknown publisher"
+        try:
+            with zipfile.ZipFile(path) as wheel:
+                meta = next((n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")), None)
+                if meta is not None:
+                    headers = email.parser.Parser().parsestr(wheel.read(meta).decode("utf-8", "replace"))
+                    dist = headers.get("Name", dist)
+                    version = headers.get("Version", version)
+                    publisher = _publisher([headers.get("Author", ""), headers.get("Author-email", "")])
+        except (OSError, zipfile.BadZipFile) as exc:
+            raise InstallError(f"--from {path}: not a readable wheel ({exc})") from None
+        return Source("path", str(path), dist, version, publisher, f"{path} (a local wheel)", False)
+    name = path.name.removesuffix(".tar.gz").removesuffix(".zip")
+    dist, _, version = name.rpartition("-")
+    return Source(
+        "path",
+        str(path),
+        dist or name,
+        version or "?",
+        "an unknown publisher",
+        f"{path} (a local archive)",
+        False,
+    )
+
+
+def _source(orch: Orchestrator, ident: str, from_path: Path | None, dist: str | None) -> Source:
+    if from_path is not None:
+        return describe_path(from_path)
+    if dist is not None:
+        entry = orch.catalog.by_dist(dist)
+        if entry is not None and entry.id == ident:
+            return _catalog_source(entry)
+        return Source(
+            "index", dist, dist, "(latest)", "an unknown publisher", "the package index", vouched=False
+        )
+    entry = orch.catalog.get(ident)
+    if entry is None:
+        known = ", ".join(sorted(set(orch.catalog.entries) | set(orch.pm.integrations())))
+        raise InstallError(
+            f"unknown integration {ident!r}: no installed plugin provides it and the catalog does not "
+            f"list it (known: {known}); use --from PATH or --dist NAME for another source"
+        )
+    return _catalog_source(entry)
+
+
+def _catalog_source(entry: CatalogEntry) -> Source:
+    from funes_core.host.api import CONTRACT_VERSION
+
+    if entry.contract_version != CONTRACT_VERSION:
+        raise InstallError(
+            f"the catalog's {entry.dist} speaks contract version {entry.contract_version}, this funes "
+            f"speaks contract version {CONTRACT_VERSION}; update funes"
+        )
+    origin = "the funes catalog" + ("" if entry.vouched else " (community listing)")
+    return Source(
+        "catalog", entry.install_spec, entry.dist, "(latest)", entry.author, origin, vouched=entry.vouched
+    )
+
+
+def _trust(orch: Orchestrator, src: Source, yes: bool) -> None:
+    """Never run a distribution the catalog does not vouch for without a person's yes."""
+    if src.vouched:
+        return
+    who = f"{src.dist} {src.version} by {src.publisher}"
+    if yes:
+        orch.ui.err(f"funes: trusting {who} from {src.origin} (--yes)")
+        return
+    if not orch.ui.is_terminal():
+        raise InstallError(
+            f"refusing to install {who} from {src.origin}: the funes catalog does not vouch for it "
+            "and there is no terminal to confirm it; run this in a terminal to confirm it, or pass "
+            "--yes to trust it"
+        )
+    orch.ui.err(f"{who}")
+    orch.ui.err(f"  origin: {src.origin}")
+    orch.ui.err("  The funes catalog does not vouch for it. Installing it runs its code on this machine,")
+    orch.ui.err("  now and every time funes starts.")
+    if not orch.ui.confirm("Trust it? [y/N]"):
+        raise InstallError(f"not installed: {who} was not trusted")
+
+
+def install(
+    orch: Orchestrator,
+    ident: str,
+    memory: str | None = None,
+    *,
+    from_path: Path | None = None,
+    dist: str | None = None,
+    yes: bool = False,
+    seed: bool = True,
+    index: bool = True,
+    installed_only: bool = False,
+    origin: str | None = None,
+) -> int:
+    """Install (if needed) and wire integration ``ident``; returns the exit status."""
+    if not ID_PATTERN.fullmatch(ident):
+        raise InstallError(f"{ident!r} is not an integration id (ids match [a-z0-9_-]+)")
+    integ = orch.pm.integration(ident)
+    if not installed_only and (integ is None or from_path is not None or dist is not None):
+        src = _source(orch, ident, from_path, dist)
+        _trust(orch, src, yes)
+        orch.ui.err(f"funes: installing {src.spec} ({src.origin})")
+        done = orch.runner(installer_argv(src.spec), env=None, stream=orch.ui.progress)
+        if done.returncode != 0:
+            tail = done.last_line()
+            raise InstallError(
+                f"installing {src.spec} failed (exit {done.returncode})" + (f": {tail}" if tail else "")
+            )
+        # Hand over to a fresh funes: it imports the plugin as installed, old copy or not.
+        argv = [sys.executable, "-m", "funes_core", "integrations", "install", ident]
+        argv += [memory] if memory is not None else []
+        argv += ["--installed-only", "--origin", f"{src.kind}: {src.origin}"]
+        argv += [] if seed else ["--no-seed"]
+        argv += [] if index else ["--no-index"]
+        return orch.runner(argv, env=None, stream=True).returncode
+    if integ is None:
+        integ = orch.require(ident)
+    return _wire(orch, integ, memory, seed=seed, index=index, origin=origin)
+
+
+def _wire(
+    orch: Orchestrator,
+    integ: Integration,
+    memory_arg: str | None,
+    *,
+    seed: bool,
+    index: bool,
+    origin: str | None,
+) -> int:
+    ident = integ.id
+    record = orch.read_record(orch.context(), ident) or {}
+    if memory_arg is None:
+        memory = record.get("memory") if isinstance(record.get("memory"), str) else None
+    else:
+        memory = None if memory_arg == "local" else memory_arg
+    ctx = orch.context(memory)
+    changed = False
+    say = orch.ui.out
+    if integ.tool_registrar is not None:
+        registrar = integ.tool_registrar
+        outcome: Outcome = orch.call(integ, "tool registrar", lambda: registrar().register(ctx))
+        say(f"{ident}: {outcome.summary}")
+        changed |= outcome.changed
+    if integ.hook_installer is not None:
+        installer = integ.hook_installer
+        outcome = orch.call(integ, "hook installer", lambda: installer().install(ctx))
+        say(f"{ident}: {outcome.summary}")
+        changed |= outcome.changed
+    raw = record.get("seeded")
+    seeded: dict[str, str] = {}
+    if isinstance(raw, dict):
+        seeded = {str(k): str(v) for k, v in raw.items()}
+    if integ.converter is not None and seed:
+        # No memory (yet, or deleted to rebuild it): convert everything again.
+        previous = seeded if (ctx.funes_home / "memory").exists() else {}
+        wrote, seeded = _seed(orch, integ, ctx, previous)
+        changed |= wrote
+    previous_origin = record.get("origin")
+    same_release = record.get("dist") == integ.dist and record.get("version") == integ.version
+    new_record = {
+        "id": ident,
+        "label": integ.label,
+        "dist": integ.dist,
+        "version": integ.version,
+        "origin": origin or (previous_origin if same_release and previous_origin else "environment"),
+        "memory": memory,
+        "funes_command": list(ctx.funes_command),
+        "seeded": seeded,
+    }
+    changed |= orch.write_record(ctx, ident, new_record)
+    status = 0
+    if integ.converter is not None and index:
+        status = _first_index(orch, integ, ctx)
+    elif integ.converter is not None:
+        say(f"{ident}: skipped the first index (--no-index); run `funes index --harness {ident}` later")
+    if status == 0:
+        say(f"{ident}: {'installed' if changed else 'already installed; nothing changed'}")
+    return status
+
+
+def _seed(
+    orch: Orchestrator, integ: Integration, ctx: InstallContext, previous: Mapping[str, str]
+) -> tuple[bool, dict[str, str]]:
+    """Convert the agent's existing sessions into the spool, newest first.
+
+    ``previous`` maps each transcript seeded by an earlier install to its size and mtime; an
+    unchanged one is skipped, so a re-run converts (and then indexes) nothing new. Returns
+    whether anything was written, and the map to record for the next run.
+    """
+    converter_cls = integ.converter
+    assert converter_cls is not None
+    converter = converter_cls()
+    ident = integ.id
+    refs = orch.call(integ, "converter", lambda: converter.discover(ctx.home))
+    if not refs:
+        orch.ui.out(f"no {ident} sessions to index yet")
+        return False, {}
+    seeded: dict[str, str] = {}
+    written = unchanged = failed = 0
+    progress = _Progress(orch.ui, f"converting {ident} sessions", len(refs))
+    with progress:
+        for ref in refs:
+            key = f"{ref.path}::{ref.session_id}"
+            try:
+                info = ref.path.stat()
+                signature = f"{info.st_size}:{info.st_mtime_ns}"
+                if previous.get(key) == signature:
+                    unchanged += 1
+                else:
+                    writes = converter.write_spool(ref, ctx.funes_home)
+                    fresh = sum(1 for w in writes if w.changed)
+                    written += fresh
+                    unchanged += 0 if fresh else 1
+                seeded[key] = signature
+            except Exception as exc:  # broad on purpose: one bad transcript must not stop the seed
+                failed += 1
+                orch.ui.err(f"funes: {ident}: skipped {ref.path}: {type(exc).__name__}: {exc}")
+            progress.advance()
+    spool = ctx.spool_dir(ident)
+    if written:
+        counts = f"{written} written, {unchanged} unchanged"
+        orch.ui.out(f"{ident}: converted {len(refs)} sessions into {spool} ({counts})")
+    else:
+        orch.ui.out(f"{ident}: spool up to date ({len(refs)} sessions already converted)")
+    if failed:
+        orch.ui.err(f"funes: {ident}: {failed} sessions could not be converted (see above)")
+    return bool(written), seeded
+
+
+def _first_index(orch: Orchestrator, integ: Integration, ctx: InstallContext) -> int:
+    """Run ``funes index --harness ID`` in a subprocess; a failure leaves the wiring in place."""
+    ident = integ.id
+    spool = ctx.spool_dir(ident)
+    pending = sorted(spool.glob(f"*{SPOOL_SUFFIX}")) if spool.is_dir() else []
+    if not pending:
+        return 0
+    argv = [sys.executable, "-m", "funes_core", "index", "--harness", ident]
+    orch.ui.err(f"funes: building the first index of {ident} ({len(pending)} sessions)")
+    done = orch.runner(argv, env=orch.env(ctx), stream=orch.ui.progress)
+    if done.output.strip():
+        for line in done.output.rstrip().splitlines():
+            (orch.ui.out if done.returncode == 0 else orch.ui.err)(line)
+    if done.returncode != 0:
+        tail = done.last_line()
+        orch.ui.err(
+            f"funes: {ident} is wired, but the first index failed (exit {done.returncode})"
+            + (f": {tail}" if tail else "")
+            + f"; run `funes index --harness {ident}` to retry"
+        )
+        return 1
+    return 0
+
+
+class _Progress:
+    """A progress bar on stderr when it is a terminal; silent otherwise (logs stay clean)."""
+
+    def __init__(self, ui: UI, label: str, total: int) -> None:
+        self._enabled = ui.progress and total > 1
+        self._label = label
+        self._total = total
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self._enabled:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self._bar = Progress(console=Console(stderr=True), transient=True)
+            self._bar.__enter__()
+            self._task = self._bar.add_task(self._label, total=self._total)
+        return self
+
+    def advance(self) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)

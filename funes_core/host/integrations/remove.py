@@ -1,0 +1,34 @@
+"""``funes integrations remove``: undo the wiring; never delete the memory, the spool or transcripts."""
+
+from __future__ import annotations
+
+from funes_core.host.integrations.common import Orchestrator
+
+
+def remove(orch: Orchestrator, ident: str) -> int:
+    integ = orch.require(ident)
+    record = orch.read_record(orch.context(), ident) or {}
+    memory = record.get("memory") if isinstance(record.get("memory"), str) else None
+    ctx = orch.context(memory)
+    changed = False
+    if integ.tool_registrar is not None:
+        registrar = integ.tool_registrar
+        outcome = orch.call(integ, "tool registrar", lambda: registrar().unregister(ctx))
+        orch.ui.out(f"{ident}: {outcome.summary}")
+        changed |= outcome.changed
+    if integ.hook_installer is not None:
+        installer = integ.hook_installer
+        outcome = orch.call(integ, "hook installer", lambda: installer().uninstall(ctx))
+        orch.ui.out(f"{ident}: {outcome.summary}")
+        changed |= outcome.changed
+    path = orch.record_path(ctx, ident)
+    if path.exists():
+        path.unlink()
+        changed = True
+    orch.ui.out(
+        f"{ident}: {'removed' if changed else 'nothing to remove'}; the memory, the spool and the "
+        f"agent's transcripts are kept"
+    )
+    if integ.dist:
+        orch.ui.out(f"{ident}: the {integ.dist} package stays installed (uninstall it with your installer)")
+    return 0
