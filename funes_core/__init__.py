@@ -2,8 +2,12 @@
 
 This package's top level is the public API for plugin authors: a plugin imports only what is
 listed in ``__all__`` here (the hook marker, the bases it subclasses, the turns model and its
-atomic writer). Everything else is internal and may change between releases. Imports stay light
-(no lancedb, fastembed or mcp) because plugins load on every ``funes`` start.
+atomic writer, the JSON config editor). Everything else (``funes_core.<room>.<module>``) is
+internal and may move between releases; a lint rule (plugins/ruff.toml) refuses a plugin that
+imports it. Imports stay light (no lancedb, fastembed, mcp or numpy) because plugins load on
+every ``funes`` start, including every per-turn hook.
+
+Where things live: docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -27,6 +31,17 @@ from funes_core.host.api import (
     ToolRegistrar,
     WiringState,
     spawn_detached,
+)
+from funes_core.host.configedit.json import (
+    EditError,
+    JsonFile,
+    append_item,
+    read_json_text,
+    remove_items,
+    remove_member,
+    set_member,
+    value_at,
+    write_json_text,
 )
 from funes_core.host.hookspecs import hookimpl
 from funes_core.turns.format import (
@@ -52,10 +67,12 @@ __all__ = [
     "Capabilities",
     "ConfigError",
     "Converter",
+    "EditError",
     "HookInstaller",
     "InstallContext",
     "IntegrationError",
     "IntegrationPart",
+    "JsonFile",
     "Outcome",
     "SessionRef",
     "SpoolWrite",
@@ -65,13 +82,20 @@ __all__ = [
     "TurnsFormatError",
     "WiringState",
     "__version__",
+    "append_item",
     "atomic_write_text",
     "format_ts",
     "hookimpl",
     "load_schema",
     "parse_line",
+    "read_json_text",
     "read_turns_file",
+    "remove_items",
+    "remove_member",
+    "set_member",
     "spawn_detached",
     "turns_to_jsonl",
+    "value_at",
+    "write_json_text",
     "write_turns_file",
 ]

@@ -71,3 +71,22 @@ def test_ruff_clean() -> None:
 def test_mypy_strict_clean_on_core_and_contracts() -> None:
     proc = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_plugin_importing_a_core_module_fails_lint() -> None:
+    """plugins/ruff.toml: a plugin imports only ``funes_core``'s public API, never a room of the core."""
+
+    def lint(source: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [_tool("ruff"), "check", "--stdin-filename", "plugins/funes-echo/funes_echo/probe.py", "-"],
+            input=source,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+
+    header = '"""Probe."""\n\nfrom __future__ import annotations\n\n'
+    private = lint(header + "from funes_core.host.api import Converter\n\n__all__ = ['Converter']\n")
+    assert private.returncode == 1 and "TID251" in private.stdout, private.stdout
+    public = lint(header + "from funes_core import Converter\n\n__all__ = ['Converter']\n")
+    assert public.returncode == 0, public.stdout

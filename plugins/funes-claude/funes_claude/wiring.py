@@ -40,6 +40,7 @@ from typing import Any
 from funes_core import (
     Capabilities,
     ConfigError,
+    EditError,
     HookInstaller,
     InstallContext,
     IntegrationError,
@@ -47,9 +48,6 @@ from funes_core import (
     Status,
     ToolRegistrar,
     WiringState,
-)
-from funes_core.host.configedit.json import (
-    EditError,
     append_item,
     read_json_text,
     remove_items,

@@ -43,15 +43,13 @@ from funes_codex.tomledit import Block, MarkedLine, TomlEditError, parse, read_t
 from funes_core import (
     Capabilities,
     ConfigError,
+    EditError,
     HookInstaller,
     InstallContext,
     Outcome,
     Status,
     ToolRegistrar,
     WiringState,
-)
-from funes_core.host.configedit.json import (
-    EditError,
     append_item,
     read_json_text,
     remove_items,

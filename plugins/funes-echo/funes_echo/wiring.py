@@ -14,14 +14,15 @@ from typing import Any
 from funes_core import (
     Capabilities,
     ConfigError,
+    EditError,
     HookInstaller,
     InstallContext,
+    JsonFile,
     Outcome,
     Status,
     ToolRegistrar,
     WiringState,
 )
-from funes_core.host.configedit.json import EditError, JsonFile
 
 __all__ = ["MARKER", "EchoHookInstaller", "EchoToolRegistrar"]
 

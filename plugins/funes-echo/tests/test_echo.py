@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_core import ConfigError, InstallContext, WiringState
-from funes_core.host.configedit.json import EditError, JsonFile
+from funes_core import ConfigError, EditError, InstallContext, JsonFile, WiringState
 from funes_echo import EchoHookInstaller, EchoToolRegistrar
 from funes_echo.converter import parse_time
 

@@ -22,8 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from funes_core import atomic_write_text
-from funes_core.host.configedit.json import EditError
+from funes_core import EditError, atomic_write_text
 
 __all__ = ["Created", "PackagesFile", "Span"]
 

@@ -32,6 +32,7 @@ from typing import Any
 from funes_core import (
     Capabilities,
     ConfigError,
+    EditError,
     HookInstaller,
     InstallContext,
     Outcome,
@@ -39,7 +40,6 @@ from funes_core import (
     ToolRegistrar,
     WiringState,
 )
-from funes_core.host.configedit.json import EditError
 from funes_pi.paths import settings_path
 from funes_pi.settings import Created, PackagesFile
 

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_core import ConfigError, InstallContext, WiringState, read_turns_file
-from funes_core.host.configedit.json import EditError
+from funes_core import ConfigError, EditError, InstallContext, WiringState, read_turns_file
 from funes_pi import PiHookInstaller, PiToolRegistrar
 from funes_pi.hook import LOCK_NAME, run_hook
 from funes_pi.settings import Created, PackagesFile
