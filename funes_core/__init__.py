@@ -57,7 +57,7 @@ from funes_core.turns.format import (
 )
 
 try:
-    __version__ = version("funes")
+    __version__ = version("funes-memory")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0"
 

@@ -28,11 +28,11 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
     catalog = load_catalog()
     maintained = {e.id: e.dist for e in catalog.entries.values() if e.tier == "maintained"}
     assert maintained == {
-        "claude": "funes-claude",
-        "codex": "funes-codex",
-        "echo": "funes-echo",
-        "hermes": "funes-hermes",
-        "pi": "funes-pi",
+        "claude": "funes-memory-claude",
+        "codex": "funes-memory-codex",
+        "echo": "funes-memory-echo",
+        "hermes": "funes-memory-hermes",
+        "pi": "funes-memory-pi",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched

@@ -245,7 +245,8 @@ def test_from_path_off_a_terminal_without_yes_is_refused(pm: FunesPluginManager,
     code, _, err = cli(pm, ["integrations", "install", "echo", "--from", str(ECHO_SRC)])
     assert code == 1
     assert err == (
-        f"funes: refusing to install funes-echo 0.1.0 by funes developers from {ECHO_SRC} (a local folder): "
+        "funes: refusing to install funes-memory-echo 0.1.0 by funes developers from "
+        f"{ECHO_SRC} (a local folder): "
         "the funes catalog does not vouch for it and there is no terminal to confirm it; run this in a "
         "terminal to confirm it, or pass --yes to trust it\n"
     )
@@ -255,7 +256,7 @@ def test_from_path_off_a_terminal_without_yes_is_refused(pm: FunesPluginManager,
 def test_from_path_at_a_terminal_asks_every_time(pm: FunesPluginManager, world: World) -> None:
     runner, ui = FakeRunner(), FakeUI(terminal=True, answer=False)
     with pytest.raises(
-        InstallError, match=r"not installed: funes-echo 0.1.0 by funes developers was not trusted"
+        InstallError, match=r"not installed: funes-memory-echo 0.1.0 by funes developers was not trusted"
     ):
         install(orchestrator(pm, runner, ui), "echo", from_path=ECHO_SRC)
     assert ui.asked == ["Trust it? [y/N]"] and runner.calls == []
@@ -274,7 +275,7 @@ def test_from_path_at_a_terminal_asks_every_time(pm: FunesPluginManager, world: 
 def test_yes_trusts_without_a_terminal(pm: FunesPluginManager, world: World) -> None:
     runner, ui = FakeRunner(), FakeUI()
     assert install(orchestrator(pm, runner, ui), "echo", from_path=ECHO_SRC, yes=True) == 0
-    assert ui.asked == [] and ui.err[0].startswith("funes: trusting funes-echo 0.1.0")
+    assert ui.asked == [] and ui.err[0].startswith("funes: trusting funes-memory-echo 0.1.0")
     assert runner.calls[0][0] == installer_argv(str(ECHO_SRC))
 
 
@@ -322,10 +323,10 @@ def test_list_shows_installed_and_catalog_with_status(pm: FunesPluginManager, wo
     rows = {row["id"]: row for row in json.loads(out)}
     assert code == 0
     assert rows["echo"]["status"] == "not wired" and rows["echo"]["agent_found"] is True
-    assert rows["echo"]["installed"] == "funes-echo 0.1.0"
+    assert rows["echo"]["installed"] == "funes-memory-echo 0.1.0"
     assert (
         rows["claude"]["status"] == "not installed"
-        and rows["claude"]["catalog"] == "funes-claude (maintained)"
+        and rows["claude"]["catalog"] == "funes-memory-claude (maintained)"
     )
     cli(pm, ["integrations", "install", "echo", "--no-index", "--no-seed"])
     code, out, _ = cli(pm, ["integrations", "list"])
@@ -340,13 +341,13 @@ def test_list_shows_installed_and_catalog_with_status(pm: FunesPluginManager, wo
 def test_info_text_and_json(pm: FunesPluginManager, world: World) -> None:
     code, out, _ = cli(pm, ["integrations", "info", "echo"])
     assert code == 0
-    assert "plugin: echo from funes-echo 0.1.0" in out
+    assert "plugin: echo from funes-memory-echo 0.1.0" in out
     assert "converter: funes_echo.converter.EchoConverter" in out
     assert "agent found on this machine: yes" in out
     code, out, _ = cli(pm, ["integrations", "info", "echo", "--json"])
     data = json.loads(out)
     assert data["installed"]["status"] == "not wired"
-    assert data["catalog"]["dist"] == "funes-echo"
+    assert data["catalog"]["dist"] == "funes-memory-echo"
     code, out, _ = cli(pm, ["integrations", "info", "codex"])
     assert (
         code == 0
@@ -393,7 +394,7 @@ def test_check_runs_the_contract_suite_on_the_installed_plugin(pm: FunesPluginMa
     code, out, err = cli(pm, ["integrations", "check", "echo"])
     assert code == 0, out + err
     lines = out.splitlines()
-    assert lines[0] == "echo (funes-echo 0.1.0): contract 1 conformance"
+    assert lines[0] == "echo (funes-memory-echo 0.1.0): contract 1 conformance"
     verdicts = {line.split()[1]: line.split()[0] for line in lines[1:-1]}
     from funes_contracts.requirements import REQUIREMENTS
 

@@ -82,7 +82,7 @@ def test_loads_the_installed_echo_plugin_from_its_entry_point() -> None:
     pm = load_plugins(environ={"FUNES_LOAD_PLUGINS": "echo"}, stderr=io.StringIO())
     info = pm.plugin_info("echo")
     assert info is not None
-    assert (info.dist, info.status, info.module) == ("funes-echo", "loaded", "funes_echo.plugin")
+    assert (info.dist, info.status, info.module) == ("funes-memory-echo", "loaded", "funes_echo.plugin")
     assert info.hooks == [
         "funes_register_commands",
         "funes_register_converters",
@@ -96,7 +96,7 @@ def test_loads_the_installed_echo_plugin_from_its_entry_point() -> None:
         EchoHookInstaller,
         EchoToolRegistrar,
     )
-    assert integ.dist == "funes-echo" and integ.label == "Echo"
+    assert integ.dist == "funes-memory-echo" and integ.label == "Echo"
     assert info.ids == {"converter": ["echo"], "hook installer": ["echo"], "tool registrar": ["echo"]}
 
 
@@ -144,7 +144,7 @@ def test_raising_hook_is_skipped_and_the_rest_works(site: Path, tmp_path: Path) 
         entry_points={"raising": mod},
     )
     pm, err = manager(site)
-    pm.register(sys.modules["funes_echo.plugin"], "echo", dist="funes-echo", version="0.1.0")
+    pm.register(sys.modules["funes_echo.plugin"], "echo", dist="funes-memory-echo", version="0.1.0")
     assert set(pm.integrations()) == {"echo"}
     assert err.getvalue() == (
         "funes: skipped plugin raising from funes-raising 0.1: funes_register_converters raised "
@@ -547,7 +547,7 @@ def test_funes_plugins_reports_broken_plugins(broken_site: Path) -> None:
     done = _funes(["plugins"], broken_site)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [BROKEN_LINE, RAISING_LINE]
-    assert "echo (funes-echo 0.1.0): loaded" in done.stdout
+    assert "echo (funes-memory-echo 0.1.0): loaded" in done.stdout
     assert "broken (funes-broken 1.2.3): skipped: ModuleNotFoundError" in done.stdout
     assert "id echo: converter, hook installer, tool registrar" in done.stdout
 
@@ -559,7 +559,7 @@ def test_funes_plugins_reports_broken_plugins(broken_site: Path) -> None:
         "hook installer": ["echo"],
         "tool registrar": ["echo"],
     }
-    assert data["echo"]["dist"] == "funes-echo" and data["echo"]["contract_version"] == 1
+    assert data["echo"]["dist"] == "funes-memory-echo" and data["echo"]["contract_version"] == 1
 
 
 def test_plugin_loading_imports_nothing_heavy() -> None:

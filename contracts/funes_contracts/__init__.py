@@ -1,4 +1,4 @@
-"""funes-contracts: the conformance suite that funes plugins (and funes' own stores) run.
+"""funes-memory-contracts: the conformance suite that funes plugins (and funes' own stores) run.
 
 Subclass the ``*Contract`` classes in your plugin's tests; every fixture they need ships with
 this distribution through its pytest plugin (entry point ``pytest11``), so there is no conftest

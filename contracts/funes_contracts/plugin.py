@@ -1,6 +1,6 @@
-"""The pytest plugin of funes-contracts (entry point ``pytest11``): markers, options and every fixture.
+"""The pytest plugin of funes-memory-contracts (entry point ``pytest11``): markers, options and every fixture.
 
-Plugin authors install funes-contracts and subclass its ``*Contract`` classes; everything those
+Plugin authors install funes-memory-contracts and subclass its ``*Contract`` classes; everything those
 classes need is registered here, so nobody copies a conftest. The plugin also:
 
 * rejects a test marked with a requirement id the manifest does not list (a typo would otherwise
@@ -32,7 +32,7 @@ FUNES_COMMAND: tuple[str, ...] = (sys.executable, "-m", "funes_core")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("funes-contracts", "funes plugin contract suite")
+    group = parser.getgroup("funes-memory-contracts", "funes plugin contract suite")
     group.addoption(
         "--funes-report",
         metavar="PATH",

@@ -297,7 +297,7 @@ def render_markdown() -> str:
         "",
         "# Contract requirements",
         "",
-        "Every test of the funes-contracts suite checks one of these requirements, and names it with",
+        "Every test of the funes-memory-contracts suite checks one of these requirements, and names it with",
         '`@requirement("<id>")`; `funes integrations check <id>` prints one line per requirement.',
         "Ids are stable. A *provisional* requirement is reported as a warning for one release before",
         "it becomes mandatory.",

@@ -200,7 +200,7 @@ _FOOTER = """\
 
 1. Build your integration as a Python distribution named `funes-<agent>` with a `funes` entry
    point ([tutorial](docs/plugins/tutorial.md)).
-2. Run the contract suite in your own CI (`funes-contracts`, see
+2. Run the contract suite in your own CI (`funes-memory-contracts`, see
    [testing](docs/plugins/testing.md)) and make sure `funes integrations check <id>` passes.
 3. Publish it on PyPI, with the `funes-plugin` keyword and GitHub topic.
 4. Open a pull request adding a `[integrations.<id>]` table with `tier = "community"` to

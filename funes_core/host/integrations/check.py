@@ -1,6 +1,6 @@
 """``funes integrations check``: run the contract suite against an installed plugin and report.
 
-The funes-contracts suite runs in a fresh pytest process; the report is one line per requirement.
+The funes-memory-contracts suite runs in a fresh pytest process; the report is one line per requirement.
 """
 
 from __future__ import annotations
@@ -29,7 +29,9 @@ def check(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
     """Run the contract suite on the installed plugin and print a conformance report."""
     integ = orch.require(ident)
     if importlib.util.find_spec("funes_contracts") is None:
-        raise InstallError("`funes integrations check` needs funes-contracts: install it with your installer")
+        raise InstallError(
+            "`funes integrations check` needs funes-memory-contracts: install it with your installer"
+        )
     with tempfile.TemporaryDirectory(prefix="funes-check-") as tmp:
         root = Path(tmp)
         module = root / f"test_funes_check_{ident.replace('-', '_')}.py"

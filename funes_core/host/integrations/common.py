@@ -13,7 +13,7 @@ fake subprocess runner. What each step does:
   twice changes nothing the second time.
 * **remove** undoes the wiring; it never deletes the memory, the spool or the agent's own
   transcripts.
-* **check** runs the funes-contracts suite against the installed plugin in a fresh pytest
+* **check** runs the funes-memory-contracts suite against the installed plugin in a fresh pytest
   process and prints one line per requirement.
 
 Plugin code is called at one boundary (:meth:`Orchestrator.call`), which turns an

@@ -1,4 +1,4 @@
-"""End to end with the real Codex CLI (pinned by funes-contracts), offline against the fake model.
+"""End to end with the real Codex CLI (pinned by funes-memory-contracts), offline against the fake model.
 
 One session proves the whole loop a user relies on:
 

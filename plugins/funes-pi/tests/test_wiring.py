@@ -300,7 +300,7 @@ def test_the_wheel_ships_the_pi_package_and_the_fixtures(tmp_path: Path) -> None
     )
     if done.returncode != 0:
         pytest.skip(f"the wheel could not be built offline: {done.stderr.strip()[-300:]}")
-    [wheel] = tmp_path.glob("funes_pi-*.whl")
+    [wheel] = tmp_path.glob("funes_memory_pi-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in EXTENSION_FILES:
         assert f"funes_pi/extension/{name}" in names
