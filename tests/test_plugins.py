@@ -566,7 +566,7 @@ def test_plugin_loading_imports_nothing_heavy() -> None:
     code = (
         "import sys; from funes_core.faces.cli.app import make_app;"
         " from funes_core.host.manager import load_plugins;"
-        "make_app(load_plugins()); heavy = [m for m in ('lancedb', 'fastembed', 'mcp')"
+        "make_app(load_plugins()); heavy = [m for m in ('lancedb', 'fastembed', 'mcp', 'numpy')"
         " if m in sys.modules]; print(','.join(heavy))"
     )
     env = dict(os.environ, FUNES_LOAD_PLUGINS="echo")

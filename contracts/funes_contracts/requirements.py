@@ -64,7 +64,7 @@ _CONVERTER = (
     Requirement(
         "converter:schema",
         "behaviour §4.1",
-        "Every turn validates against the published turns JSON schema (funes_core.turns.format.parse_line) "
+        "Every turn validates against the published turns JSON schema (funes_core.parse_line) "
         "and survives a round trip unchanged.",
     ),
     Requirement(
@@ -126,7 +126,7 @@ _CONVERTER = (
         "converter:spool-layout",
         "behaviour §8.1",
         "write_spool() writes exactly one $FUNES_HOME/spool/<id>/<session_id>.funes.jsonl per "
-        "session, holding that session's turns, readable by funes_core.turns.format.read_turns_file.",
+        "session, holding that session's turns, readable by funes_core.read_turns_file.",
     ),
     Requirement(
         "converter:spool-mtime",

@@ -1,4 +1,4 @@
-"""The plugin host: finds plugins through entry points, validates what they register, isolates failures.
+"""The plugin manager: finds plugins through entry points, validates what they register, isolates failures.
 
 funes is a CLI that agents depend on, so a broken plugin must never stop it from starting. Three
 layers keep it that way:

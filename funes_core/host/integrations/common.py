@@ -2,8 +2,8 @@
 
 Each subcommand lives in its own module (``install``, ``remove``, ``listing``, ``info``,
 ``convert``, ``check``) as a function over an :class:`Orchestrator`. The orchestration lives away
-from the CLI, so tests drive it with a fake terminal and a
-fake subprocess runner. What each step does:
+from the CLI, so tests drive it with a fake terminal and a fake subprocess runner. What the main
+subcommands do:
 
 * **install** resolves the id (a plugin already installed, else the catalog's distribution, or
   ``--from PATH|WHEEL`` / ``--dist NAME``), asks before trusting anything the catalog does not
