@@ -113,6 +113,7 @@ def test_metrics() -> None:
     assert med == 3.0 and p95 == 100.0
 
 
+@pytest.mark.slow
 def test_quality_pipeline_on_a_tiny_conversation(tmp_path: Path) -> None:
     """Index through the real pipeline (test embedder), ask through recall(), score, summarise."""
     emb = HashEmbedder()

@@ -153,6 +153,7 @@ def test_embedder_from_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert os.environ.get("FUNES_EMBEDDER") is None
 
 
+@pytest.mark.slow
 def test_query_path_gives_the_same_vectors_as_the_document_path(real_embedder: Embedder) -> None:
     """Queries run through a small onnxruntime session, documents through fastembed: same vectors."""
     texts = [
@@ -168,6 +169,7 @@ def test_query_path_gives_the_same_vectors_as_the_document_path(real_embedder: E
         assert float(np.abs(query - doc).max()) < 1e-5, text[:40]
 
 
+@pytest.mark.slow
 def test_recall_in_a_fresh_process_never_imports_fastembed(tmp_path: Path) -> None:
     import subprocess
     import sys

@@ -448,6 +448,7 @@ def _poll_reader(home: Home, stop: Callable[[int], bool], deadline: float, *, th
     return seen
 
 
+@pytest.mark.slow
 def test_two_indexers_one_indexes_the_other_reports_the_lock_and_readers_never_fail(
     funes_home: Home, tmp_path: Path
 ) -> None:
@@ -470,6 +471,7 @@ def test_two_indexers_one_indexes_the_other_reports_the_lock_and_readers_never_f
     assert open_store(home=funes_home).count() == len(expected_ids(*corpus.iterdir()))
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_then_rerun_stores_the_same_rows_without_duplicates(
     funes_home: Home, tmp_path: Path
 ) -> None:

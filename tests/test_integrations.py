@@ -390,6 +390,7 @@ def test_convert_by_hand_gives_the_same_files_as_the_live_spool(
 # -- check --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_check_runs_the_contract_suite_on_the_installed_plugin(pm: FunesPluginManager, world: World) -> None:
     code, out, err = cli(pm, ["integrations", "check", "echo"])
     assert code == 0, out + err

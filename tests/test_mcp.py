@@ -68,6 +68,7 @@ TOOL_CALLS: list[tuple[str, dict[str, Any], list[str]]] = [
 ]
 
 
+@pytest.mark.slow
 def test_stdio_subprocess_tools_match_cli(indexed_home: dict[str, str]) -> None:
     async def session() -> tuple[list[str], dict[int, str], Any, Any, str]:
         params = StdioServerParameters(command=FUNES, args=["mcp"], env=indexed_home)
@@ -93,6 +94,7 @@ def test_stdio_subprocess_tools_match_cli(indexed_home: dict[str, str]) -> None:
     assert "chunks: " in status
 
 
+@pytest.mark.slow
 def test_server_sees_rows_indexed_while_it_runs(indexed_home: dict[str, str], tmp_path: Path) -> None:
     phrase = "quokka_cache_eviction_decision"
     new = tmp_path / "new.funes.jsonl"
@@ -125,6 +127,7 @@ def test_server_sees_rows_indexed_while_it_runs(indexed_home: dict[str, str], tm
     assert phrase in after and "/fresh-se " in after
 
 
+@pytest.mark.slow
 def test_handshake_loads_no_model_and_no_lancedb(indexed_home: dict[str, str]) -> None:
     code = (
         "import sys, anyio\n"
@@ -144,6 +147,7 @@ def test_handshake_loads_no_model_and_no_lancedb(indexed_home: dict[str, str]) -
     assert "HEAVY []" in out.stdout
 
 
+@pytest.mark.slow
 def test_tool_memory_argument_overrides_server_memory(indexed_home: dict[str, str], tmp_path: Path) -> None:
     from funes_core.faces.mcp import make_server
 
@@ -196,6 +200,7 @@ def test_missing_memory_is_an_error_result(tmp_path: Path, monkeypatch: pytest.M
     assert "no index yet" in text_of(res)
 
 
+@pytest.mark.slow
 def test_logs_never_touch_stdout(indexed_home: dict[str, str]) -> None:
     """With FUNES_LOG=debug the protocol still works: logs go to stderr only."""
     env = {**indexed_home, "FUNES_LOG": "debug"}

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -33,6 +35,7 @@ def test_ci_runs_the_readme_install_and_test_command() -> None:
         assert any(line.startswith(step) for line in ci_lines), step
 
 
+@pytest.mark.slow
 def test_readme_main_job_runs(tmp_path: Path) -> None:
     """The README's first command ends with the demo; run it against a throwaway FUNES_HOME."""
     install = readme_commands()[0]
@@ -68,6 +71,7 @@ def test_ruff_clean() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_mypy_strict_clean_on_core_and_contracts() -> None:
     proc = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -52,6 +52,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "requirement(id): the funes contract requirement this test checks (funes_contracts)"
     )
     config.addinivalue_line("markers", "contract: a test of the funes plugin contract suite")
+    config.addinivalue_line(
+        "markers", "slow: takes seconds (a real model, LanceDB or a subprocess); deselect with -m 'not slow'"
+    )
     config.stash[_RESULTS] = []
 
 

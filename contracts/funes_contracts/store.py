@@ -332,6 +332,7 @@ class StoreContract:
         assert hits[0].row.vector is None or np.allclose(hits[0].row.vector, a)
         assert stamped.vector_search(a, 0) == []
 
+    @pytest.mark.slow
     @pytest.mark.requirement("store:vector-paraphrase")
     def test_vector_search_finds_a_paraphrase(self, store: Store, real_embedder: Embedder) -> None:
         store.stamp_model(real_embedder.stamp)

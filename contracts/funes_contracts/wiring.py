@@ -411,6 +411,7 @@ class ToolRegistrarContract(_WiringContract):
         registrar.unregister(funes_ctx)
         assert files.snapshot(decoy_home) == {}, "the registrar wrote into the process's own ~"
 
+    @pytest.mark.slow
     @requirement("registrar:mcp-tools-list")
     def test_mcp_tools_list(
         self,

@@ -216,6 +216,7 @@ def run_suite(
     return done, results
 
 
+@pytest.mark.slow
 def test_each_bug_fails_exactly_its_requirements(tmp_path: Path) -> None:
     done, results = run_suite(tmp_path, BROKEN)
     assert done.returncode == 1, done.stdout[-3000:]
@@ -245,6 +246,7 @@ _requirements.REQUIREMENTS["converter:golden"] = dataclasses.replace(
 )
 
 
+@pytest.mark.slow
 def test_a_provisional_requirement_only_warns(tmp_path: Path) -> None:
     done, results = run_suite(tmp_path, PROVISIONAL, "-k", "TestDropsThinking")
     assert done.returncode == 0, done.stdout[-3000:]
@@ -253,6 +255,7 @@ def test_a_provisional_requirement_only_warns(tmp_path: Path) -> None:
     assert any("provisional requirement converter:golden" in r["reason"] for r in golden)
 
 
+@pytest.mark.slow
 def test_an_unknown_requirement_id_is_a_usage_error(tmp_path: Path) -> None:
     source = """
     import pytest

@@ -226,6 +226,7 @@ def test_a_failing_claude_cli_is_reported_in_one_line(ctx: InstallContext, tmp_p
     assert not state(ctx).exists(), "nothing written behind the CLI's back"
 
 
+@pytest.mark.slow
 @pytest.mark.agent_cli
 def test_registration_through_the_real_claude_cli(ctx: InstallContext) -> None:
     claude = npm_agent("claude")

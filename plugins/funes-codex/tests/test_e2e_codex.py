@@ -29,7 +29,7 @@ import pytest
 from funes_contracts.agent_cli import npm_agent
 from funes_contracts.fake_model import FakeModel
 
-pytestmark = pytest.mark.agent_cli
+pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "examples" / "sessions"

@@ -124,6 +124,7 @@ def test_a_failure_is_logged_never_raised(
     assert "disk full" in (tmp_path / "fh" / "logs" / "hermes-hook.log").read_text()
 
 
+@pytest.mark.slow
 def test_the_command_hermes_runs(tmp_path: Path, env: dict[str, str]) -> None:
     """``funes hermes hook`` through funes' CLI: quick, exit 0, and the detached index drains the spool."""
     funes_home = tmp_path / "fh"
