@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from funes_core.home import Home, State
 from funes_core.read.common import Verb, dump
-from funes_core.store import NO_INDEX_MESSAGE, NoIndexError, resolve_memory
 
 if TYPE_CHECKING:
     from funes_core.store.handle import Memory
@@ -110,6 +109,8 @@ class StatusReport:
         now = now or datetime.now(UTC)
         lines = [f"memory: {self.memory}"]
         if not self.exists:
+            from funes_core.store import NO_INDEX_MESSAGE
+
             lines.append(NO_INDEX_MESSAGE if self.is_default else f"no index found at {self.memory}")
             lines.extend(self._spool_lines())
             return "\n".join(lines) + "\n"
@@ -155,7 +156,7 @@ def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home |
     """Gather the status of a memory (default: ``$FUNES_HOME/memory``) without ever writing anything."""
     from funes_core.ingest.engine import iter_spool_files
     from funes_core.models.embed import embedder_from_env
-    from funes_core.store import open_store
+    from funes_core.store import NoIndexError, open_store, resolve_memory
 
     home = home or Home.resolve()
     location = resolve_memory(memory, home=home)

@@ -1,4 +1,9 @@
-"""``funes status``: a memory health report (text, or ``--json`` for scripts)."""
+"""``funes status``: a memory health report (text, or ``--json`` for scripts).
+
+The report is :mod:`funes_core.read.status`'s (the MCP ``status`` tool prints the same); this
+command exists apart from the other read verbs because its exit status says whether a memory the
+user named exists.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +12,9 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["register"]
+from funes_core.read.status import STATUS_HELP
 
-STATUS_HELP = """\
-Report on a memory: model, chunks, sessions, agents, embeddings still owed, spool files waiting
-to be indexed, files refused by the indexer, when it was last written and its size on disk.
-"""
+__all__ = ["register"]
 
 
 def register(app: typer.Typer) -> None:
