@@ -1,31 +1,34 @@
-"""Retrieval quality on LoCoMo-10: does ``funes recall`` find the turns that answer each question?
+"""Retrieval quality: does ``funes recall`` find the turns that answer each question?
 
-LoCoMo (Maharana et al., 2024) holds 10 long two-person conversations (5,882 turns in 272
-sessions) and 1,986 questions, each naming its evidence turns (``D<session>:<turn>``). This
-benchmark
+Two benchmarks, one command, offline:
 
-1. converts every conversation into turns files: one funes session per LoCoMo session, one turn
-   per utterance, ``turn_uuid`` = the dia_id with ``:`` → ``-`` (so every hit maps back to its
-   dia_id); see ``TextOptions`` in ``bench/_common.py`` for what goes into each turn's text;
-2. indexes each conversation into its own throwaway memory with the real pipeline
-   (``run_index``, the real model), cached under ``bench/.cache/locomo/`` (resumable: an
-   interrupted build continues, a finished one is reused; embeddings are cached by text);
-3. asks every question through funes' own ``recall()`` (the same code ``funes recall`` and the
-   MCP ``recall`` tool run) with each leg alone, the default hybrid and every profile, and, on the
-   very same stored turns, a plain BM25 (``bm25s``) and agent-memfas's FTS5 search;
-4. maps each hit (a chunk) back to its turn, dedupes turns keeping rank order, and reports
-   turn-level recall@5/10/25 (proportional: the share of a question's evidence turns found in the
-   first k, averaged over questions) and NDCG@10, overall and by question category, with and
-   without category 5 (adversarial: questions about things that were never said by that person).
+- **LoCoMo-10** (Maharana et al., 2024): 10 long two-person conversations (5,882 turns in 272
+  sessions) and 1,986 questions, each naming its evidence turns (``D<session>:<turn>``). Each
+  conversation is converted into turns files (one funes session per LoCoMo session, one turn per
+  utterance, ``turn_uuid`` = the dia_id with ``:`` → ``-``; see ``TextOptions`` in
+  ``bench/_common.py``) and indexed into its own memory, as in the LoCoMo paper's retrieval
+  evaluation. Scores are over categories 1–4 (category 5 asks about things never said).
+- **Agent sessions** (``bench/agent_sessions/``, see its README): real Claude Code sessions of
+  other people's projects, converted by funes' own converters into one memory, and questions
+  written by reading them, in five kinds (exact identifier, paraphrase, temporal, multi-session,
+  superseded decision), asked "now" as the manifest states.
 
-One memory per conversation, as in the LoCoMo paper's retrieval evaluation: a question about
-Caroline and Melanie is searched among their turns only.
+For both, every question goes through funes' own ``recall()`` (the code behind ``funes recall`` and
+the MCP ``recall`` tool) with each leg alone, the default hybrid and every profile, and, on the very
+same stored turns, a plain BM25 (``bm25s``) and agent-memfas's FTS5 search. Each hit (a chunk) is
+mapped back to its turn, turns are deduplicated in rank order, and the tables give turn-level
+recall@5/10/25 (proportional: the share of a question's evidence turns in the first k, averaged
+over questions) and NDCG@10, per LoCoMo category and per agent question kind, with the dev and test
+halves of each benchmark (a hash of the question id) side by side: parameters are chosen on dev,
+figures are quoted on test. Memories are built with the real pipeline (``run_index``, the real
+model) and cached under ``bench/.cache/`` (resumable; embeddings are cached by text).
 
 Usage::
 
-    uv run python bench/quality.py            # all 10 conversations (~1.5 min; ~3 min the first time)
-    uv run python bench/quality.py --quick    # 2 conversations, for development
-    uv run python bench/quality.py --markdown # also print the tables as Markdown
+    uv run python bench/quality.py                  # both benchmarks (~3 min warm)
+    uv run python bench/quality.py --bench agent    # only the agent sessions
+    uv run python bench/quality.py --bench locomo --quick   # 2 LoCoMo conversations
+    uv run python bench/quality.py --markdown --json bench/.cache/results/quality.json
 """
 
 from __future__ import annotations
@@ -52,6 +55,17 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _agent import (
+    KINDS,
+    AgentQuestion,
+    convert_all,
+    evidence_problems,
+    find_corpus,
+    load_manifest,
+    load_questions,
+    split_of,
+    turn_key,
+)
 from _common import (
     CACHE,
     CATEGORIES,
@@ -76,8 +90,8 @@ from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import Embedder
 from funes_core.read.recall import DEFAULT_CANDIDATES, Leg, RecallParams, recall
 from funes_core.store import open_store
-from funes_core.store.base import Filters, Hit, Store, Vector
-from funes_core.turns.format import turns_to_jsonl, write_turns_file
+from funes_core.store.base import Filters, Hit, Row, Store, Vector
+from funes_core.turns.format import Turn, turns_to_jsonl, write_turns_file
 
 KS = (5, 10, 25)
 MAX_K = max(KS)
@@ -131,10 +145,28 @@ def build_memory(
 ) -> Home:
     """The conversation's memory, built with the real pipeline or reused from the cache."""
     sessions = convert_conversation(sample, opts)
+    return build_cached(
+        sessions, embedder, progress, cache / "locomo", f"{opts.tag}-", str(sample["sample_id"])
+    )
+
+
+def build_cached(
+    sessions: Sequence[Sequence[Turn]],
+    embedder: Embedder,
+    progress: Progress,
+    parent: Path,
+    prefix: str,
+    name: str,
+) -> Home:
+    """A memory of ``sessions`` built with the real pipeline (``run_index``), or reused from the cache.
+
+    The cache key hashes the turns and the code that decides what is stored, so changing either
+    builds a new memory; an interrupted build resumes (the turns files keep a fixed mtime).
+    """
     body = "".join(turns_to_jsonl(s) for s in sessions)
-    code = file_sha(ROOT / "funes_core" / name for name in _PIPELINE)
+    code = file_sha(ROOT / "funes_core" / part for part in _PIPELINE)
     key = hashlib.sha1((body + code).encode(), usedforsecurity=False).hexdigest()[:12]
-    root = cache / "locomo" / f"{opts.tag}-{key}" / str(sample["sample_id"])
+    root = parent / f"{prefix}{key}" / name
     home = Home(root / "home")
     done = root / "done.json"
     if done.exists():
@@ -145,14 +177,12 @@ def build_memory(
         if not target.exists():
             # A fixed mtime keeps the file's stamp stable, so a resumed run skips what it stored.
             write_turns_file(target, turns, mtime=1_700_000_000)
-    bar = _IndexBar(progress, f"index {sample['sample_id']}")
+    bar = _IndexBar(progress, f"index {name}")
     report = run_index(
         IndexOptions(path=turns_dir), home=home, embedder=embedder, progress=bar, warn=lambda m: None
     )
     if report.rejected or report.owed:
-        raise SystemExit(
-            f"{sample['sample_id']}: indexing left {report.owed} owed, rejected {report.rejected}"
-        )
+        raise SystemExit(f"{name}: indexing left {report.owed} owed, rejected {report.rejected}")
     done.write_text(json.dumps({"chunks": report.chunks, "turns": report.turns}) + "\n")
     return home
 
@@ -206,16 +236,25 @@ FUNES_ROWS: tuple[FunesRow, ...] = (
 DEFAULT_ROW = FUNES_ROWS[2].name
 
 
-def turn_texts(store: Store) -> dict[str, str]:
-    """dia_id → the stored text of that turn (its chunks joined), exactly what funes indexed."""
-    rows = sorted(store.scan(), key=lambda r: (r.seq, r.block_idx, r.split_idx))
+def turn_texts(store: Store, key_of: Callable[[Row], str]) -> dict[str, str]:
+    """Turn key → the stored text of that turn (its chunks joined): exactly what funes indexed."""
+    rows = sorted(store.scan(), key=lambda r: (r.session_id, r.seq, r.block_idx, r.split_idx))
     out: dict[str, list[str]] = {}
     for row in rows:
-        out.setdefault(dia_id_of(row.turn_uuid), []).append(row.text)
+        out.setdefault(key_of(row), []).append(row.text)
     return {k: "\n".join(v) for k, v in out.items()}
 
 
-def run_bm25s(docs: dict[str, str], questions: Sequence[Question]) -> dict[str, list[str]] | None:
+def locomo_key(row: Row) -> str:
+    return dia_id_of(row.turn_uuid)
+
+
+def agent_key(row: Row) -> str:
+    return turn_key(row.session_id, row.turn_uuid)
+
+
+def run_bm25s(docs: dict[str, str], queries: Sequence[tuple[str, str]]) -> dict[str, list[str]] | None:
+    """Plain BM25 (``bm25s``, English stop words, no stemmer) over ``docs``: query id → ranked doc ids."""
     try:
         import bm25s
     except ImportError:
@@ -226,11 +265,11 @@ def run_bm25s(docs: dict[str, str], questions: Sequence[Question]) -> dict[str, 
         bm25s.tokenize([docs[i] for i in ids], stopwords="en", show_progress=False), show_progress=False
     )
     k = min(MAX_K, len(ids))
-    tokens = bm25s.tokenize([q.text for q in questions], stopwords="en", show_progress=False)
+    tokens = bm25s.tokenize([text for _, text in queries], stopwords="en", show_progress=False)
     found, scores = retriever.retrieve(tokens, k=k, show_progress=False)
     out: dict[str, list[str]] = {}
-    for q, row, score in zip(questions, found, scores, strict=True):
-        out[qid(q)] = [ids[int(i)] for i, s in zip(row, score, strict=True) if s > 0]
+    for (key, _), row, score in zip(queries, found, scores, strict=True):
+        out[key] = [ids[int(i)] for i, s in zip(row, score, strict=True) if s > 0]
     return out
 
 
@@ -278,16 +317,30 @@ def qid(q: Question) -> str:
 
 @dataclass(slots=True)
 class Scores:
+    """Per-question recall@k and NDCG@10 of one method, keyed by question id."""
+
     per_question: dict[str, dict[str, float]] = field(default_factory=dict)
 
-    def add(self, q: Question, ranked: Sequence[str]) -> None:
+    def add(self, key: str, evidence: Sequence[str], ranked: Sequence[str], *, ordered: bool = False) -> None:
         ranked = dedupe(ranked)
-        m = {f"r@{k}": recall_at(ranked, q.evidence, k) for k in KS}
-        m["ndcg@10"] = ndcg_at(ranked, q.evidence, 10)
-        self.per_question[qid(q)] = m
+        m = {f"r@{k}": recall_at(ranked, evidence, k) for k in KS}
+        m["ndcg@10"] = ndcg_at(ranked, evidence, 10)
+        if ordered:
+            # Superseded questions: is the current answer (listed first) ranked above every
+            # passage it replaced? (An old passage not found at all counts as ranked below.)
+            pos = {turn: i for i, turn in enumerate(ranked[:MAX_K])}
+            first = pos.get(evidence[0])
+            m["current first"] = float(
+                first is not None and all(pos.get(e, MAX_K) > first for e in evidence[1:])
+            )
+        self.per_question[key] = m
 
-    def mean(self, questions: Sequence[Question], metric: str) -> float:
-        vals = [self.per_question[qid(q)][metric] for q in questions if qid(q) in self.per_question]
+    def mean(self, keys: Sequence[str], metric: str) -> float:
+        vals = [
+            self.per_question[k][metric]
+            for k in keys
+            if k in self.per_question and metric in self.per_question[k]
+        ]
         return float(np.mean(vals)) if vals else float("nan")
 
 
@@ -298,28 +351,55 @@ class ShownScores:
     found: dict[str, float] = field(default_factory=dict)
     turns: dict[str, int] = field(default_factory=dict)
 
-    def add(self, q: Question, shown: Sequence[str]) -> None:
-        self.found[qid(q)] = recall_at(shown, q.evidence, max(len(shown), 1))
-        self.turns[qid(q)] = len(shown)
+    def add(self, key: str, evidence: Sequence[str], shown: Sequence[str]) -> None:
+        self.found[key] = recall_at(shown, evidence, max(len(shown), 1))
+        self.turns[key] = len(shown)
 
-    def mean(self, questions: Sequence[Question]) -> tuple[float, float]:
-        keys = [qid(q) for q in questions if qid(q) in self.found]
+    def mean(self, keys: Sequence[str]) -> tuple[float, float]:
+        keys = [k for k in keys if k in self.found]
         if not keys:
             return float("nan"), float("nan")
         return float(np.mean([self.found[k] for k in keys])), float(np.mean([self.turns[k] for k in keys]))
 
 
 def summarize(results: dict[str, Scores], questions: Sequence[Question]) -> dict[str, dict[str, Any]]:
-    core = [q for q in questions if q.category != 5]
+    core = [qid(q) for q in questions if q.category != 5]
+    every = [qid(q) for q in questions]
     out: dict[str, dict[str, Any]] = {}
     for name, scores in results.items():
         row: dict[str, Any] = {f"{m}": scores.mean(core, m) for m in ("r@5", "r@10", "r@25", "ndcg@10")}
-        row["r@10 all"] = scores.mean(questions, "r@10")
-        row["ndcg@10 all"] = scores.mean(questions, "ndcg@10")
+        row["r@10 all"] = scores.mean(every, "r@10")
+        row["ndcg@10 all"] = scores.mean(every, "ndcg@10")
+        for split in ("dev", "test"):
+            keys = [qid(q) for q in questions if q.category != 5 and split_of(qid(q)) == split]
+            row[f"r@5 {split}"] = scores.mean(keys, "r@5")
+            row[f"r@10 {split}"] = scores.mean(keys, "r@10")
         for cat in CATEGORIES:
-            sub = [q for q in questions if q.category == cat]
+            sub = [qid(q) for q in questions if q.category == cat]
             row[f"cat{cat} r@10"] = scores.mean(sub, "r@10")
             row[f"cat{cat} r@25"] = scores.mean(sub, "r@25")
+        out[name] = row
+    return out
+
+
+def summarize_agent(
+    results: dict[str, Scores], questions: Sequence[AgentQuestion]
+) -> dict[str, dict[str, Any]]:
+    every = [q.id for q in questions]
+    out: dict[str, dict[str, Any]] = {}
+    for name, scores in results.items():
+        row: dict[str, Any] = {m: scores.mean(every, m) for m in ("r@5", "r@10", "r@25", "ndcg@10")}
+        for split in ("dev", "test"):
+            keys = [q.id for q in questions if q.split == split]
+            row[f"r@5 {split}"] = scores.mean(keys, "r@5")
+            row[f"r@10 {split}"] = scores.mean(keys, "r@10")
+        for kind in KINDS:
+            sub = [q.id for q in questions if q.kind == kind]
+            for m in ("r@5", "r@10", "ndcg@10"):
+                row[f"{kind} {m}"] = scores.mean(sub, m)
+        row["current first"] = scores.mean(
+            [q.id for q in questions if q.kind == "superseded"], "current first"
+        )
         out[name] = row
     return out
 
@@ -328,22 +408,44 @@ def _fmt(x: float) -> str:
     return "—" if x != x else f"{x:.3f}"
 
 
-def tables(
-    summary: dict[str, dict[str, Any]], counts: dict[int, int]
-) -> list[tuple[str, list[str], list[list[str]]]]:
-    main_cols = ["method", "R@5", "R@10", "R@25", "NDCG@10", "R@10 (1–5)", "NDCG@10 (1–5)"]
-    main = [
-        [name, *(_fmt(r[m]) for m in ("r@5", "r@10", "r@25", "ndcg@10", "r@10 all", "ndcg@10 all"))]
-        for name, r in summary.items()
+Tables = list[tuple[str, list[str], list[list[str]]]]
+
+
+def tables(summary: dict[str, dict[str, Any]], counts: dict[int, int]) -> Tables:
+    main_cols = [
+        "method",
+        "R@5",
+        "R@10",
+        "R@25",
+        "NDCG@10",
+        "R@10 (1–5)",
+        "NDCG@10 (1–5)",
+        "R@10 dev",
+        "R@10 test",
     ]
+    metrics = ("r@5", "r@10", "r@25", "ndcg@10", "r@10 all", "ndcg@10 all", "r@10 dev", "r@10 test")
+    main = [[name, *(_fmt(r[m]) for m in metrics)] for name, r in summary.items()]
     cat_cols = ["method", *(f"{c} {CATEGORIES[c]} (n={counts.get(c, 0)})" for c in CATEGORIES)]
     by_cat = [[name, *(_fmt(r[f"cat{c} r@10"]) for c in CATEGORIES)] for name, r in summary.items()]
     by_cat25 = [[name, *(_fmt(r[f"cat{c} r@25"]) for c in CATEGORIES)] for name, r in summary.items()]
     return [
-        ("Turn-level retrieval, categories 1–4 (and 1–5)", main_cols, main),
-        ("Recall@10 by category", cat_cols, by_cat),
-        ("Recall@25 by category", cat_cols, by_cat25),
+        ("LoCoMo: turn-level retrieval, categories 1–4 (and 1–5)", main_cols, main),
+        ("LoCoMo: recall@10 by category", cat_cols, by_cat),
+        ("LoCoMo: recall@25 by category", cat_cols, by_cat25),
     ]
+
+
+def agent_tables(summary: dict[str, dict[str, Any]], counts: dict[str, int]) -> Tables:
+    n = sum(counts.values())
+    main_cols = ["method", "R@5", "R@10", "R@25", "NDCG@10", "R@10 dev", "R@10 test", "current first"]
+    metrics = ("r@5", "r@10", "r@25", "ndcg@10", "r@10 dev", "r@10 test", "current first")
+    main = [[name, *(_fmt(r[m]) for m in metrics)] for name, r in summary.items()]
+    kind_cols = ["method", *(f"{k} (n={counts.get(k, 0)})" for k in KINDS)]
+    out: Tables = [(f"Agent sessions: turn-level retrieval, all {n} questions", main_cols, main)]
+    for metric, label in (("r@10", "recall@10"), ("r@5", "recall@5"), ("ndcg@10", "NDCG@10")):
+        rows = [[name, *(_fmt(r[f"{k} {metric}"]) for k in KINDS)] for name, r in summary.items()]
+        out.append((f"Agent sessions: {label} by kind", kind_cols, rows))
+    return out
 
 
 def markdown(title: str, cols: list[str], rows: list[list[str]]) -> str:
@@ -352,25 +454,101 @@ def markdown(title: str, cols: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# ----------------------------------------------------------------------------- main
+def print_tables(out: Console, parts: Tables) -> None:
+    for title, cols, rows in parts:
+        table = Table(title=title)
+        for i, c in enumerate(cols):
+            table.add_column(c, justify="left" if i == 0 else "right")
+        for r in rows:
+            table.add_row(*r, style="bold" if r[0] == DEFAULT_ROW else None)
+        out.print(table)
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
-    parser.add_argument("--conversations", nargs="*", help="sample ids to run (default: all)")
-    parser.add_argument("--no-speaker", action="store_true", help="do not prefix each turn with its speaker")
-    parser.add_argument("--no-caption", action="store_true", help="leave out the shared photos' captions")
-    parser.add_argument(
-        "--date", action="store_true", help="prefix each turn with its session date (ablation)"
-    )
-    parser.add_argument("--candidates", type=int, default=DEFAULT_CANDIDATES, help="candidates per leg")
-    parser.add_argument("--no-baselines", action="store_true", help="skip bm25s and agent-memfas")
-    parser.add_argument("--markdown", action="store_true", help="also print the tables as Markdown")
-    parser.add_argument("--json", type=Path, help="write the summary and per-question scores here")
-    args = parser.parse_args(argv)
+# ----------------------------------------------------------------------------- runs
 
-    console = Console(stderr=True)
+
+@dataclass(slots=True)
+class Run:
+    """What one benchmark produced: the report (for ``--json``), its tables and its closing lines."""
+
+    report: dict[str, Any]
+    tables: Tables
+    lines: list[str]
+    per_question: dict[str, dict[str, dict[str, float]]]
+
+
+def ask(
+    store: Store,
+    text: str,
+    embedder: CachedEmbedder,
+    candidates: int,
+    now: datetime,
+    timings: dict[str, float],
+) -> dict[str, list[Row]]:
+    """One question through ``recall()`` with every method row: method name → hit rows in rank order."""
+    out: dict[str, list[Row]] = {}
+    for row in FUNES_ROWS:
+        t = time.perf_counter()
+        params = RecallParams(
+            k=MAX_K,
+            candidates=max(candidates, MAX_K),
+            neighbors=0,
+            legs=row.legs,
+            profile=row.profile,
+            fusion=row.fusion,
+        )
+        embed: Callable[[str], Vector] | None = embedder.embed_query if Leg.VECTOR in row.legs else None
+        result = recall(store, text, params, embed_query=embed, now=now)
+        timings[row.name] = timings.get(row.name, 0.0) + time.perf_counter() - t
+        out[row.name] = [h.row for h in result.hits]
+    return out
+
+
+def shown_turns(
+    store: Store, text: str, embedder: CachedEmbedder, now: datetime, key_of: Callable[[Row], str]
+) -> list[str]:
+    """What an agent sees by default: 8 hits, each with its ±1 neighbouring turns previewed."""
+    shown = recall(store, text, RecallParams(), embed_query=embedder.embed_query, now=now)
+    turns = [key_of(h.row) for h in shown.hits]
+    turns += [key_of(n) for h in shown.hits for n in h.neighbors]
+    return dedupe(turns)
+
+
+def add_baselines(
+    results: dict[str, Scores],
+    evidence: dict[str, Sequence[str]],
+    bm25s_ranked: dict[str, list[str]] | None,
+    payload: dict[str, dict[str, Any]],
+    console: Console,
+    ordered: frozenset[str] = frozenset(),
+) -> str | None:
+    """``bm25s`` and agent-memfas rows on the very same stored turn texts; the memfas version or None."""
+    if bm25s_ranked is None:
+        console.print("[yellow]bm25s is not installed (uv add --dev bm25s): plain BM25 row skipped[/]")
+    else:
+        import bm25s
+
+        name = f"bm25s {bm25s.__version__} (plain BM25, English stop words)"
+        results[name] = Scores()
+        for key, ranked in bm25s_ranked.items():
+            results[name].add(key, evidence[key], ranked, ordered=key in ordered)
+    with console.status("agent-memfas: indexing and searching in its own venv"):
+        memfas = run_memfas(payload, console)
+    if memfas is None:
+        return None
+    version, ranked_by_mode = memfas
+    labels = {"as-is": "question as-is (implicit AND)", "or": "question words OR'd"}
+    for mode, ranked_map in ranked_by_mode.items():
+        name = f"agent-memfas {version} FTS5, {labels[mode]}"
+        results[name] = Scores()
+        for key, ranked in ranked_map.items():
+            results[name].add(key, evidence[key], ranked, ordered=key in ordered)
+    return version
+
+
+def run_locomo(
+    args: argparse.Namespace, embedder: CachedEmbedder, progress: Progress, console: Console
+) -> Run:
     opts = TextOptions(speaker=not args.no_speaker, caption=not args.no_caption, date=args.date)
     data = load_locomo()
     wanted = set(QUICK) if args.quick else set(args.conversations or [])
@@ -378,119 +556,61 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if not samples:
         raise SystemExit(f"no conversation matches {sorted(wanted)}")
     questions = [q for s in samples for q in questions_of(s)]
-    embedder = CachedEmbedder()
     results: dict[str, Scores] = {r.name: Scores() for r in FUNES_ROWS}
     default_view = ShownScores()
-    baseline_docs: dict[str, dict[str, Any]] = {}
-    bm25s_ranked: dict[str, list[str]] = {}
-    bm25s_missing = False
+    payload: dict[str, dict[str, Any]] = {}
+    bm25s_ranked: dict[str, list[str]] | None = {}
+    timings: dict[str, float] = {}
     started = time.perf_counter()
-    query_s: dict[str, float] = {}
-    columns = (
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, transient=False) as progress:
-        overall = progress.add_task("conversations", total=len(samples))
-        for sample in samples:
-            sid = str(sample["sample_id"])
-            home = build_memory(sample, opts, embedder, progress)
-            store = MemoStore(open_store(home=home, expect=embedder.stamp))
-            typed = cast(Store, store)
-            conv_qs = [q for q in questions if q.conv == sid]
-            task = progress.add_task(f"ask {sid}", total=len(conv_qs))
-            for q in conv_qs:
-                for row in FUNES_ROWS:
-                    t = time.perf_counter()
-                    params = RecallParams(
-                        k=MAX_K,
-                        candidates=max(args.candidates, MAX_K),
-                        neighbors=0,
-                        legs=row.legs,
-                        profile=row.profile,
-                        fusion=row.fusion,
-                    )
-                    embed: Callable[[str], Vector] | None = (
-                        embedder.embed_query if Leg.VECTOR in row.legs else None
-                    )
-                    result = recall(typed, q.text, params, embed_query=embed, now=NOW)
-                    query_s[row.name] = query_s.get(row.name, 0.0) + time.perf_counter() - t
-                    results[row.name].add(q, [dia_id_of(h.row.turn_uuid) for h in result.hits])
-                # What an agent sees by default: 8 hits, each with its ±1 neighbours previewed.
-                shown = recall(typed, q.text, RecallParams(), embed_query=embedder.embed_query, now=NOW)
-                turns = [dia_id_of(h.row.turn_uuid) for h in shown.hits]
-                turns += [dia_id_of(n.turn_uuid) for h in shown.hits for n in h.neighbors]
-                default_view.add(q, dedupe(turns))
-                progress.advance(task)
-            progress.remove_task(task)
-            if not args.no_baselines:
-                docs = turn_texts(typed)
-                ranked = run_bm25s(docs, conv_qs)
-                if ranked is None:
-                    bm25s_missing = True
-                else:
-                    bm25s_ranked.update(ranked)
-                baseline_docs[sid] = {
-                    "docs": [[k, v] for k, v in docs.items()],
-                    "questions": [[qid(q), q.text] for q in conv_qs],
-                }
-            progress.advance(overall)
+    overall = progress.add_task("LoCoMo conversations", total=len(samples))
+    for sample in samples:
+        sid = str(sample["sample_id"])
+        home = build_memory(sample, opts, embedder, progress)
+        store = cast(Store, MemoStore(open_store(home=home, expect=embedder.stamp)))
+        conv_qs = [q for q in questions if q.conv == sid]
+        task = progress.add_task(f"ask {sid}", total=len(conv_qs))
+        for q in conv_qs:
+            for name, rows in ask(store, q.text, embedder, args.candidates, NOW, timings).items():
+                results[name].add(qid(q), q.evidence, [locomo_key(r) for r in rows])
+            default_view.add(qid(q), q.evidence, shown_turns(store, q.text, embedder, NOW, locomo_key))
+            progress.advance(task)
+        progress.remove_task(task)
+        if not args.no_baselines:
+            docs = turn_texts(store, locomo_key)
+            queries = [(qid(q), q.text) for q in conv_qs]
+            ranked = run_bm25s(docs, queries)
+            if ranked is None or bm25s_ranked is None:
+                bm25s_ranked = None
+            else:
+                bm25s_ranked.update(ranked)
+            payload[sid] = {
+                "docs": [[k, v] for k, v in docs.items()],
+                "questions": [list(x) for x in queries],
+            }
+        progress.advance(overall)
+    progress.remove_task(overall)
     memfas_version = None
     if not args.no_baselines:
-        by_id = {qid(q): q for q in questions}
-        if bm25s_missing:
-            console.print("[yellow]bm25s is not installed (uv add --dev bm25s): plain BM25 row skipped[/]")
-        else:
-            import bm25s
-
-            name = f"bm25s {bm25s.__version__} (plain BM25, English stop words)"
-            results[name] = Scores()
-            for key, ranked in bm25s_ranked.items():
-                results[name].add(by_id[key], ranked)
-        with console.status("agent-memfas: indexing and searching in its own venv"):
-            memfas = run_memfas(baseline_docs, console)
-        if memfas is not None:
-            memfas_version, ranked_by_mode = memfas
-            labels = {"as-is": "question as-is (implicit AND)", "or": "question words OR'd"}
-            for mode, ranked_map in ranked_by_mode.items():
-                name = f"agent-memfas {memfas_version} FTS5, {labels[mode]}"
-                results[name] = Scores()
-                for key, ranked in ranked_map.items():
-                    results[name].add(by_id[key], ranked)
+        evidence = {qid(q): q.evidence for q in questions}
+        memfas_version = add_baselines(results, evidence, bm25s_ranked, payload, console)
     elapsed = time.perf_counter() - started
-
     summary = summarize(results, questions)
     counts = {c: sum(1 for q in questions if q.category == c) for c in CATEGORIES}
-    out = Console(width=max(Console().width, 150))
-    for title, cols, rows in tables(summary, counts):
-        table = Table(title=title)
-        for i, c in enumerate(cols):
-            table.add_column(c, justify="left" if i == 0 else "right")
-        for r in rows:
-            table.add_row(*r, style="bold" if r[0] == DEFAULT_ROW else None)
-        out.print(table)
     n_q = len(questions)
-    seen, n_turns = default_view.mean([q for q in questions if q.category != 5])
-    out.print(
-        f"Default output (k=8 hits, ±1 neighbour previewed under each): {seen:.3f} of the evidence turns "
-        f"(categories 1–4) are among the {n_turns:.1f} distinct turns shown on average "
-        "(neighbour previews are cut at 160 characters)."
-    )
-    out.print(
-        f"{len(samples)} conversation(s), {n_q} questions ({n_q - counts[5]} in categories 1–4); text: "
-        f"{opts.tag} (s=speaker, c=caption, d=date); candidates/leg {max(args.candidates, MAX_K)}; "
-        f"{elapsed:.0f} s; embeddings computed {embedder.computed}, cached {embedder.hits}; "
-        f"data {find_locomo()}"
-    )
-    for row in FUNES_ROWS:
-        out.print(f"  {row.name}: {1000 * query_s[row.name] / max(n_q, 1):.1f} ms/question (legs memoised)")
-    if args.markdown:
-        for title, cols, rows in tables(summary, counts):
-            print(markdown(title, cols, rows))
+    seen, n_turns = default_view.mean([qid(q) for q in questions if q.category != 5])
+    lines = [
+        f"LoCoMo, default output (k=8 hits, ±1 neighbour previewed under each): {seen:.3f} of the evidence "
+        f"turns (categories 1–4) are among the {n_turns:.1f} distinct turns shown on average "
+        "(neighbour previews are cut at 160 characters).",
+        f"LoCoMo: {len(samples)} conversation(s), {n_q} questions ({n_q - counts[5]} in categories 1–4); "
+        f"text: {opts.tag} (s=speaker, c=caption, d=date); candidates/leg {max(args.candidates, MAX_K)}; "
+        f"{elapsed:.0f} s; data {find_locomo()}",
+    ]
+    lines += [
+        f"  {row.name}: {1000 * timings[row.name] / max(n_q, 1):.1f} ms/question (legs memoised)"
+        for row in FUNES_ROWS
+    ]
     report = {
-        "machine": machine_info(),
         "conversations": [s["sample_id"] for s in samples],
         "questions": n_q,
         "text_options": opts.tag,
@@ -500,9 +620,118 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "summary": summary,
         "default_output": {"evidence_shown": seen, "turns_shown": n_turns},
     }
+    per_question = {k: v.per_question for k, v in results.items()}
+    return Run(report, tables(summary, counts), lines, per_question)
+
+
+def run_agent(
+    args: argparse.Namespace, embedder: CachedEmbedder, progress: Progress, console: Console
+) -> Run:
+    manifest = load_manifest()
+    questions = load_questions()
+    corpus = find_corpus()
+    sessions = convert_all(corpus, manifest)
+    problems = evidence_problems(questions, sessions)
+    if problems:
+        raise SystemExit(
+            "evidence turns that the converted sessions do not hold:\n  " + "\n  ".join(problems)
+        )
+    started = time.perf_counter()
+    home = build_cached(sessions, embedder, progress, CACHE / "agent", "", "agent-sessions")
+    store = cast(Store, MemoStore(open_store(home=home, expect=embedder.stamp)))
+    results: dict[str, Scores] = {r.name: Scores() for r in FUNES_ROWS}
+    default_view = ShownScores()
+    timings: dict[str, float] = {}
+    task = progress.add_task("ask agent sessions", total=len(questions))
+    for q in questions:
+        for name, rows in ask(store, q.text, embedder, args.candidates, manifest.now, timings).items():
+            results[name].add(q.id, q.evidence, [agent_key(r) for r in rows], ordered=q.kind == "superseded")
+        default_view.add(q.id, q.evidence, shown_turns(store, q.text, embedder, manifest.now, agent_key))
+        progress.advance(task)
+    progress.remove_task(task)
+    memfas_version = None
+    if not args.no_baselines:
+        docs = turn_texts(store, agent_key)
+        queries = [(q.id, q.text) for q in questions]
+        payload = {
+            "agent-sessions": {
+                "docs": [[k, v] for k, v in docs.items()],
+                "questions": [list(x) for x in queries],
+            }
+        }
+        evidence = {q.id: q.evidence for q in questions}
+        superseded = frozenset(q.id for q in questions if q.kind == "superseded")
+        memfas_version = add_baselines(
+            results, evidence, run_bm25s(docs, queries), payload, console, superseded
+        )
+    elapsed = time.perf_counter() - started
+    summary = summarize_agent(results, questions)
+    counts = {k: sum(1 for q in questions if q.kind == k) for k in KINDS}
+    seen, n_turns = default_view.mean([q.id for q in questions])
+    n_turns_stored = sum(len(s) for s in sessions)
+    lines = [
+        f"Agent sessions, default output (k=8 hits, ±1 neighbour previewed under each): {seen:.3f} of the "
+        f"evidence turns are among the {n_turns:.1f} distinct turns shown on average.",
+        f"Agent sessions: {len(sessions)} sessions, {n_turns_stored} turns, {len(questions)} questions "
+        f"({', '.join(f'{k} {counts[k]}' for k in KINDS)}); now = {manifest.now.isoformat()}; "
+        f"{elapsed:.0f} s; transcripts {corpus}",
+    ]
+    report = {
+        "sessions": len(sessions),
+        "turns": n_turns_stored,
+        "questions": len(questions),
+        "counts": counts,
+        "memfas_version": memfas_version,
+        "elapsed_s": round(elapsed, 1),
+        "summary": summary,
+        "default_output": {"evidence_shown": seen, "turns_shown": n_turns},
+    }
+    per_question = {k: v.per_question for k, v in results.items()}
+    return Run(report, agent_tables(summary, counts), lines, per_question)
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--bench", choices=("both", "locomo", "agent"), default="both", help="which benchmark(s) to run"
+    )
+    parser.add_argument("--quick", action="store_true", help=f"LoCoMo: only {', '.join(QUICK)}")
+    parser.add_argument("--conversations", nargs="*", help="LoCoMo: sample ids to run (default: all)")
+    parser.add_argument("--no-speaker", action="store_true", help="LoCoMo: no speaker prefix in the turns")
+    parser.add_argument("--no-caption", action="store_true", help="LoCoMo: leave out the photos' captions")
+    parser.add_argument("--date", action="store_true", help="LoCoMo: session date in each turn (ablation)")
+    parser.add_argument("--candidates", type=int, default=DEFAULT_CANDIDATES, help="candidates per leg")
+    parser.add_argument("--no-baselines", action="store_true", help="skip bm25s and agent-memfas")
+    parser.add_argument("--markdown", action="store_true", help="also print the tables as Markdown")
+    parser.add_argument("--json", type=Path, help="write the summaries and per-question scores here")
+    args = parser.parse_args(argv)
+
+    console = Console(stderr=True)
+    embedder = CachedEmbedder()
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    runs: dict[str, Run] = {}
+    with Progress(*columns, console=console, transient=False) as progress:
+        if args.bench in ("both", "locomo"):
+            runs["locomo"] = run_locomo(args, embedder, progress, console)
+        if args.bench in ("both", "agent"):
+            runs["agent"] = run_agent(args, embedder, progress, console)
+    out = Console(width=max(Console().width, 150))
+    for run in runs.values():
+        print_tables(out, run.tables)
+        for line in run.lines:
+            out.print(line)
+    out.print(f"embeddings computed {embedder.computed}, cached {embedder.hits}")
+    if args.markdown:
+        for run in runs.values():
+            for title, cols, rows in run.tables:
+                print(markdown(title, cols, rows))
+    report: dict[str, Any] = {"machine": machine_info(), **{k: r.report for k, r in runs.items()}}
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        full = {**report, "per_question": {k: v.per_question for k, v in results.items()}}
+        full = {**report, "per_question": {k: r.per_question for k, r in runs.items()}}
         args.json.write_text(json.dumps(full, indent=2) + "\n")
     embedder.close()
     return report
@@ -510,6 +739,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 def _clear_cache() -> None:  # pragma: no cover - manual helper
     shutil.rmtree(CACHE / "locomo", ignore_errors=True)
+    shutil.rmtree(CACHE / "agent", ignore_errors=True)
 
 
 if __name__ == "__main__":

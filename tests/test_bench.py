@@ -123,19 +123,19 @@ def test_quality_pipeline_on_a_tiny_conversation(tmp_path: Path) -> None:
     assert again == home and (home.root.parent / "done.json").exists()
     store = open_store(home=home)
     assert store.count() == 5
-    texts = quality.turn_texts(store)
+    texts = quality.turn_texts(store, quality.locomo_key)
     assert texts["D2:1"] == "Bo: I started pottery classes on Tuesdays."
     qs = _common.questions_of(SAMPLE)
     scores = quality.Scores()
     for q in qs:
         hits = recall(store, q.text, RecallParams(k=5, neighbors=0), embed_query=emb.embed_query)
-        scores.add(q, [_common.dia_id_of(h.row.turn_uuid) for h in hits.hits])
+        scores.add(quality.qid(q), q.evidence, [_common.dia_id_of(h.row.turn_uuid) for h in hits.hits])
     assert scores.per_question["conv-t1#0"]["r@5"] == 1.0
     summary = quality.summarize({"hybrid": scores}, qs)
     assert 0.0 <= summary["hybrid"]["r@10"] <= 1.0
     titles = [t for t, _, _ in quality.tables(summary, dict.fromkeys(_common.CATEGORIES, 1))]
-    assert titles[0].startswith("Turn-level retrieval")
-    ranked = quality.run_bm25s(texts, qs)
+    assert titles[0].startswith("LoCoMo: turn-level retrieval")
+    ranked = quality.run_bm25s(texts, [(quality.qid(q), q.text) for q in qs])
     if ranked is not None:
         assert ranked["conv-t1#1"][0] == "D2:1"
 
