@@ -88,9 +88,17 @@ from _common import (
 from funes_core.home import Home
 from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import Embedder
-from funes_core.read.recall import DEFAULT_CANDIDATES, Leg, RecallParams, recall
+from funes_core.read.recall import (
+    DEFAULT_CANDIDATES,
+    Leg,
+    RecallParams,
+    pack_to_budget,
+    recall,
+    render_recall,
+)
 from funes_core.store import open_store
 from funes_core.store.base import Filters, Hit, Row, Store, Vector
+from funes_core.store.handle import count_tokens
 from funes_core.turns.format import Turn, turns_to_jsonl, write_turns_file
 
 KS = (5, 10, 25)
@@ -221,17 +229,26 @@ class FunesRow:
     legs: tuple[Leg, ...]
     profile: str
     fusion: str = "relative"
+    #: ``RecallParams`` fields set away from their defaults (ablations).
+    overrides: tuple[tuple[str, Any], ...] = ()
 
 
 BOTH = (Leg.VECTOR, Leg.TEXT)
+#: No time windows, no turn context: the ranking as it was before they were added.
+PLAIN: tuple[tuple[str, Any], ...] = (("dates", False), ("successor", 0.0), ("predecessor", 0.0))
 FUNES_ROWS: tuple[FunesRow, ...] = (
-    FunesRow("funes BM25 leg only", (Leg.TEXT,), "balanced"),
-    FunesRow("funes vector leg only", (Leg.VECTOR,), "balanced"),
+    FunesRow("funes BM25 leg alone", (Leg.TEXT,), "balanced", overrides=PLAIN),
+    FunesRow("funes vector leg alone", (Leg.VECTOR,), "balanced", overrides=PLAIN),
     FunesRow("funes hybrid, balanced (default)", BOTH, "balanced"),
     FunesRow("funes hybrid, semantic", BOTH, "semantic"),
     FunesRow("funes hybrid, lexical", BOTH, "lexical"),
     FunesRow("funes hybrid, recent", BOTH, "recent"),
-    FunesRow("funes hybrid, balanced, RRF fusion (before)", BOTH, "balanced", "rrf"),
+    FunesRow("default without time windows", BOTH, "balanced", overrides=(("dates", False),)),
+    FunesRow(
+        "default without turn context", BOTH, "balanced", overrides=(("successor", 0.0), ("predecessor", 0.0))
+    ),
+    FunesRow("default before windows and context (0.628 / 0.548)", BOTH, "balanced", overrides=PLAIN),
+    FunesRow("funes hybrid, balanced, RRF fusion, plain (before 0.628)", BOTH, "balanced", "rrf", PLAIN),
 )
 DEFAULT_ROW = FUNES_ROWS[2].name
 
@@ -485,7 +502,12 @@ def ask(
     now: datetime,
     timings: dict[str, float],
 ) -> dict[str, list[Row]]:
-    """One question through ``recall()`` with every method row: method name → hit rows in rank order."""
+    """One question through ``recall()`` with every method row: method name → hit rows in rank order.
+
+    ``k`` is 25 (to read recall@5, @10 and @25 off one ranking); the ranking of the first hits does
+    not depend on ``k`` (the turn context reads a fixed head), so @5 and @10 are what ``k=5`` or
+    ``k=10`` would return.
+    """
     out: dict[str, list[Row]] = {}
     for row in FUNES_ROWS:
         t = time.perf_counter()
@@ -496,6 +518,7 @@ def ask(
             legs=row.legs,
             profile=row.profile,
             fusion=row.fusion,
+            **dict(row.overrides),
         )
         embed: Callable[[str], Vector] | None = embedder.embed_query if Leg.VECTOR in row.legs else None
         result = recall(store, text, params, embed_query=embed, now=now)
@@ -504,14 +527,72 @@ def ask(
     return out
 
 
-def shown_turns(
+@dataclass(frozen=True, slots=True)
+class View:
+    """One way of spending the agent's reading: ``k`` hits with ±``neighbors`` turns previewed,
+    optionally packed into the token count of the default output for the same question."""
+
+    name: str
+    k: int
+    neighbors: int
+    packed: bool = False
+
+
+#: The default output first; the others are measured against it (item 3 of issue 15).
+VIEWS: tuple[View, ...] = (
+    View("default: k=8, ±1 neighbours previewed", 8, 1),
+    View("k=12, no neighbours", 12, 0),
+    View("k=5, ±2 neighbours", 5, 2),
+    View("k=30, no neighbours, packed into the default's tokens", 30, 0, packed=True),
+    View("k=30, ±1 neighbours, packed into the default's tokens", 30, 1, packed=True),
+)
+
+
+def views(
     store: Store, text: str, embedder: CachedEmbedder, now: datetime, key_of: Callable[[Row], str]
-) -> list[str]:
-    """What an agent sees by default: 8 hits, each with its ±1 neighbouring turns previewed."""
-    shown = recall(store, text, RecallParams(), embed_query=embedder.embed_query, now=now)
-    turns = [key_of(h.row) for h in shown.hits]
-    turns += [key_of(n) for h in shown.hits for n in h.neighbors]
-    return dedupe(turns)
+) -> list[tuple[list[str], int]]:
+    """For each of :data:`VIEWS`: the distinct turns the agent text shows (hits and neighbour
+    previews, in order) and its length in tokens (the embedding model's tokenizer, as ``--budget``
+    counts). A packed view keeps its best hits whose whole text fits the default's length."""
+    out: list[tuple[list[str], int]] = []
+    budget = 0
+    for view in VIEWS:
+        params = RecallParams(k=view.k, neighbors=view.neighbors)
+        result = recall(store, text, params, embed_query=embedder.embed_query, now=now)
+        if view.packed:
+            packed = pack_to_budget(result, "bench", budget, count_tokens)
+            hits, tokens = packed.shown, packed.tokens
+        else:
+            hits = result.hits
+            tokens = count_tokens(render_recall(result, "bench"))
+        budget = budget or tokens
+        turns = [key_of(h.row) for h in hits] + [key_of(n) for h in hits for n in h.neighbors]
+        out.append((dedupe(turns), tokens))
+    return out
+
+
+@dataclass(slots=True)
+class ViewScores:
+    """Evidence shown and tokens spent, per view."""
+
+    shown: list[ShownScores] = field(default_factory=lambda: [ShownScores() for _ in VIEWS])
+    tokens: list[dict[str, int]] = field(default_factory=lambda: [{} for _ in VIEWS])
+
+    def add(self, key: str, evidence: Sequence[str], measured: list[tuple[list[str], int]]) -> None:
+        for i, (turns, tokens) in enumerate(measured):
+            self.shown[i].add(key, evidence, turns)
+            self.tokens[i][key] = tokens
+
+    def rows(self, keys: Sequence[str]) -> list[list[str]]:
+        out = []
+        for i, view in enumerate(VIEWS):
+            seen, n_turns = self.shown[i].mean(keys)
+            tokens = float(np.mean([self.tokens[i][k] for k in keys if k in self.tokens[i]]))
+            out.append([view.name, _fmt(seen), f"{n_turns:.1f}", f"{tokens:.0f}"])
+        return out
+
+
+VIEW_COLS = ["agent text", "evidence shown", "turns shown", "tokens"]
 
 
 def add_baselines(
@@ -557,7 +638,7 @@ def run_locomo(
         raise SystemExit(f"no conversation matches {sorted(wanted)}")
     questions = [q for s in samples for q in questions_of(s)]
     results: dict[str, Scores] = {r.name: Scores() for r in FUNES_ROWS}
-    default_view = ShownScores()
+    seen_by_view = ViewScores()
     payload: dict[str, dict[str, Any]] = {}
     bm25s_ranked: dict[str, list[str]] | None = {}
     timings: dict[str, float] = {}
@@ -572,7 +653,7 @@ def run_locomo(
         for q in conv_qs:
             for name, rows in ask(store, q.text, embedder, args.candidates, NOW, timings).items():
                 results[name].add(qid(q), q.evidence, [locomo_key(r) for r in rows])
-            default_view.add(qid(q), q.evidence, shown_turns(store, q.text, embedder, NOW, locomo_key))
+            seen_by_view.add(qid(q), q.evidence, views(store, q.text, embedder, NOW, locomo_key))
             progress.advance(task)
         progress.remove_task(task)
         if not args.no_baselines:
@@ -597,7 +678,8 @@ def run_locomo(
     summary = summarize(results, questions)
     counts = {c: sum(1 for q in questions if q.category == c) for c in CATEGORIES}
     n_q = len(questions)
-    seen, n_turns = default_view.mean([qid(q) for q in questions if q.category != 5])
+    core_keys = [qid(q) for q in questions if q.category != 5]
+    seen, n_turns = seen_by_view.shown[0].mean(core_keys)
     lines = [
         f"LoCoMo, default output (k=8 hits, ±1 neighbour previewed under each): {seen:.3f} of the evidence "
         f"turns (categories 1–4) are among the {n_turns:.1f} distinct turns shown on average "
@@ -621,7 +703,8 @@ def run_locomo(
         "default_output": {"evidence_shown": seen, "turns_shown": n_turns},
     }
     per_question = {k: v.per_question for k, v in results.items()}
-    return Run(report, tables(summary, counts), lines, per_question)
+    view_table = ("LoCoMo: what an agent sees (categories 1–4)", VIEW_COLS, seen_by_view.rows(core_keys))
+    return Run(report, [*tables(summary, counts), view_table], lines, per_question)
 
 
 def run_agent(
@@ -640,13 +723,13 @@ def run_agent(
     home = build_cached(sessions, embedder, progress, CACHE / "agent", "", "agent-sessions")
     store = cast(Store, MemoStore(open_store(home=home, expect=embedder.stamp)))
     results: dict[str, Scores] = {r.name: Scores() for r in FUNES_ROWS}
-    default_view = ShownScores()
+    seen_by_view = ViewScores()
     timings: dict[str, float] = {}
     task = progress.add_task("ask agent sessions", total=len(questions))
     for q in questions:
         for name, rows in ask(store, q.text, embedder, args.candidates, manifest.now, timings).items():
             results[name].add(q.id, q.evidence, [agent_key(r) for r in rows], ordered=q.kind == "superseded")
-        default_view.add(q.id, q.evidence, shown_turns(store, q.text, embedder, manifest.now, agent_key))
+        seen_by_view.add(q.id, q.evidence, views(store, q.text, embedder, manifest.now, agent_key))
         progress.advance(task)
     progress.remove_task(task)
     memfas_version = None
@@ -667,7 +750,7 @@ def run_agent(
     elapsed = time.perf_counter() - started
     summary = summarize_agent(results, questions)
     counts = {k: sum(1 for q in questions if q.kind == k) for k in KINDS}
-    seen, n_turns = default_view.mean([q.id for q in questions])
+    seen, n_turns = seen_by_view.shown[0].mean([q.id for q in questions])
     n_turns_stored = sum(len(s) for s in sessions)
     lines = [
         f"Agent sessions, default output (k=8 hits, ±1 neighbour previewed under each): {seen:.3f} of the "
@@ -687,7 +770,9 @@ def run_agent(
         "default_output": {"evidence_shown": seen, "turns_shown": n_turns},
     }
     per_question = {k: v.per_question for k, v in results.items()}
-    return Run(report, agent_tables(summary, counts), lines, per_question)
+    all_keys = [q.id for q in questions]
+    view_table = ("Agent sessions: what an agent sees", VIEW_COLS, seen_by_view.rows(all_keys))
+    return Run(report, [*agent_tables(summary, counts), view_table], lines, per_question)
 
 
 # ----------------------------------------------------------------------------- main

@@ -16,6 +16,7 @@ from funes_core.models.embed import Embedder, HashEmbedder
 from funes_core.read.common import VerbError
 from funes_core.read.recall import (
     EXTERNAL_NOTE,
+    MAX_QUERY_CHARS,
     NO_RESULTS,
     Leg,
     RecallArgs,
@@ -449,7 +450,9 @@ def test_recall_fuses_relatively_by_default_and_rrf_on_request() -> None:
         emb,
     )
     query = "flaky flush test"
-    default = recall(store, query, RecallParams(neighbors=0), embed_query=emb.embed_query, now=NOW)
+    # The fusion alone: turn context (which moves rows after fusion) off.
+    plain = RecallParams(neighbors=0, successor=0.0, predecessor=0.0)
+    default = recall(store, query, plain, embed_query=emb.embed_query, now=NOW)
     assert RecallParams().fusion == "relative"
     legs = [
         (1.0, store.vector_search(emb.embed_query(query), 30)),
@@ -457,7 +460,8 @@ def test_recall_fuses_relatively_by_default_and_rrf_on_request() -> None:
     ]
     expected = fuse_relative(legs)[:8]
     assert [(h.row.id, h.score) for h in default.hits] == [(r.id, pytest.approx(s)) for r, s in expected]
-    rrf = recall(store, query, RecallParams(neighbors=0, fusion="rrf"), embed_query=emb.embed_query, now=NOW)
+    rrf_params = RecallParams(neighbors=0, fusion="rrf", successor=0.0, predecessor=0.0)
+    rrf = recall(store, query, rrf_params, embed_query=emb.embed_query, now=NOW)
     assert [(h.row.id, h.score) for h in rrf.hits] == [(r.id, pytest.approx(s)) for r, s in fuse(legs)[:8]]
     assert default.hits[0].row.text.startswith("the flaky flush test")
     with pytest.raises(ValueError, match="unknown fusion"):
@@ -485,3 +489,159 @@ def test_fusion_choice_reaches_the_ranking_and_the_json() -> None:
     assert [h["score"] for h in rrf["hits"]] == [round(h.score, 6) for h in expected.hits]
     with pytest.raises(VerbError, match="unknown fusion"):
         recall_run(mem, RecallArgs("flush", fusion="max"))
+
+
+# -- time windows and turn context --------------------------------------------------------------
+
+
+def test_a_time_in_the_query_favours_passages_of_that_time() -> None:
+    """The same fix made in two sessions a day apart: "yesterday" picks yesterday's."""
+    emb = HashEmbedder()
+    now = datetime(2026, 2, 12, 9, tzinfo=UTC)
+    store = store_with(
+        [
+            turn("old", 0, "lazy_html lazy_html: LiveView tests need lazy_html", ts="2026-02-05T21:00:00Z"),
+            turn("new", 0, "added lazy_html to the test deps", ts="2026-02-11T22:45:00Z"),
+            turn("misc", 0, "a long note on other things, " * 5 + "lazy_html", ts="2026-01-02T10:00:00Z"),
+        ],
+        emb,
+    )
+    query = "lazy_html yesterday"
+    text = RecallParams(neighbors=0, legs=(Leg.TEXT,))
+    plain = recall(store, query, replace_(text, dates=False), embed_query=None, now=now)
+    assert plain.hits[0].row.session_id == "old"  # more of the query's words
+    dated = recall(store, query, text, embed_query=None, now=now)
+    assert dated.hits[0].row.session_id == "new"
+    assert [h.row.session_id for h in dated.hits] == ["new", "old", "misc"]  # nothing removed
+    # A filter that excludes the window: the window adds nothing, and nothing breaks.
+    early = replace_(text, filters=Filters(until=date(2026, 2, 6)))
+    only_old = recall(store, query, early, embed_query=None, now=now)
+    assert [h.row.session_id for h in only_old.hits] == ["old", "misc"]
+
+
+def test_the_window_legs_bring_in_passages_the_candidates_missed() -> None:
+    emb = HashEmbedder()
+    now = datetime(2026, 2, 12, 9, tzinfo=UTC)
+    old = "2026-01-05T10:00:00Z"
+    turns = [turn(f"f{i}", 0, "migration rewrite step" + " more" * i, ts=old) for i in range(6)]
+    turns.append(turn("y", 0, "rewrote the migration", ts="2026-02-11T10:00:00Z"))
+    store = store_with(turns, emb)
+    params = RecallParams(k=3, candidates=3, neighbors=0, legs=(Leg.TEXT,))
+    query = "migration rewrite step yesterday"
+    plain = recall(store, query, replace_(params, dates=False), embed_query=None, now=now)
+    assert "y" not in [h.row.session_id for h in plain.hits]
+    dated = recall(store, query, params, embed_query=None, now=now)
+    assert "y" in [h.row.session_id for h in dated.hits]
+
+
+def replace_(params: RecallParams, **changes: object) -> RecallParams:
+    from dataclasses import replace
+
+    return replace(params, **changes)  # type: ignore[arg-type]
+
+
+def test_turn_context_brings_in_the_answer_after_the_question() -> None:
+    """The question's words are in the turn that asks; the answer (no shared word) follows it."""
+    store = store_with(
+        [
+            turn("s", 0, "which movies do you like best?", role="user"),
+            turn("s", 1, "action and science fiction, mostly"),
+            turn("s", 2, "unrelated chatter about lunch"),
+            *[turn(f"o{i}", 0, f"other movies list {i}") for i in range(5)],
+        ]
+    )
+    query = "which movies do you like best"
+    base = RecallParams(k=3, candidates=3, neighbors=0, legs=(Leg.TEXT,))
+    without = recall(store, query, replace_(base, successor=0.0, predecessor=0.0), embed_query=None, now=NOW)
+    assert "s-1" not in [h.row.turn_uuid for h in without.hits]
+    with_context = recall(store, query, base, embed_query=None, now=NOW)
+    ranked = [h.row.turn_uuid for h in with_context.hits]
+    assert ranked[0] == "s-0" and "s-1" in ranked
+    first = with_context.hits[0].score
+    answer = next(h for h in with_context.hits if h.row.turn_uuid == "s-1")
+    assert answer.score == pytest.approx(RecallParams().successor * first)
+    assert "s-2" not in ranked  # two turns away: no share
+
+
+def test_turn_context_shares_with_the_turn_before() -> None:
+    store = store_with(
+        [
+            turn("s", 4, "let me look at the queue settings", role="user"),
+            turn("s", 5, "queue depth is 64 in config.toml"),
+            *[turn(f"o{i}", 0, f"queue depth note {i}") for i in range(5)],
+        ]
+    )
+    params = RecallParams(k=8, candidates=2, neighbors=0, legs=(Leg.TEXT,), successor=0.0)
+    result = recall(store, "queue depth 64 config", params, embed_query=None, now=NOW)
+    ranked = [h.row.turn_uuid for h in result.hits]
+    assert ranked[0] == "s-5" and "s-4" in ranked
+
+
+# -- bad queries (issue 15): results or a clear message, never a traceback -----------------------
+
+
+@pytest.mark.parametrize("query", ["", "   \n\t", "?!.,;:()[]{}<>", "🎉🔥💯", "___ --- ..."])
+def test_queries_with_nothing_to_search_get_a_message(query: str) -> None:
+    emb = HashEmbedder()
+    mem = _FakeMemory(store_with([turn("s", 0, "we deploy on fridays")], emb), emb)
+    with pytest.raises(VerbError, match="say what to look for"):
+        recall_run(mem, RecallArgs(query))
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "the and of to a in is it that",  # stop words only: the vector leg still answers
+        'def f(x): return x["a"] + 1  # AND OR NOT "unbalanced',
+        'title:foo AND (bar OR "baz',
+        "SELECT * FROM users WHERE id = 1;",
+        "deploy 🎉",
+    ],
+)
+def test_odd_queries_get_results(query: str) -> None:
+    emb = HashEmbedder()
+    mem = _FakeMemory(store_with([turn("s", 0, "we deploy on fridays")], emb), emb)
+    text = recall_run(mem, RecallArgs(query), now=NOW)
+    assert text.startswith("[") and "we deploy on fridays" in text
+
+
+def test_a_very_long_query_is_cut_and_says_so() -> None:
+    emb = HashEmbedder()
+    mem = _FakeMemory(store_with([turn("s", 0, "we deploy on fridays")], emb), emb)
+    query = "why do we deploy on fridays " * 400  # 11,200 characters
+    text = recall_run(mem, RecallArgs(query), now=NOW)
+    first = text.splitlines()[0]
+    assert first.startswith("query cut to its first ") and first.endswith(" left out)")
+    kept = int(first.split()[5])
+    assert kept <= MAX_QUERY_CHARS and "we deploy on fridays" in text
+    doc = json.loads(recall_run(mem, RecallArgs(query), as_json=True, now=NOW))
+    assert doc["query_cut"] == len(" ".join(query.split())) - len(doc["query"])
+    assert "query_cut" not in json.loads(recall_run(mem, RecallArgs("deploy"), as_json=True, now=NOW))
+    word = "x" * 5000  # no space to cut at: cut mid-word
+    cut = recall(mem.store(), word, RecallParams(), embed_query=emb.embed_query)
+    assert len(cut.query) == MAX_QUERY_CHARS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "query",
+    [
+        'title:foo AND (bar OR "baz',
+        '"foo',
+        "a:b:c",
+        "NOT",
+        "foo (((",
+        "x^2 ~ y*",
+        "café ümlaut 中文",
+        "the of and",
+    ],
+)
+def test_odd_queries_reach_lancedb_full_text_search_safely(tmp_path: Path, query: str) -> None:
+    from funes_core.store.lance import LanceStore
+
+    emb = HashEmbedder()
+    store = LanceStore(tmp_path / "m")
+    store.add(rows_of(turn("s", 0, "title foo bar baz café 中文 x y"), emb))
+    store.optimize()
+    result = recall(store, query, RecallParams(), embed_query=emb.embed_query, now=NOW)
+    assert all(h.row.session_id == "s" for h in result.hits)
