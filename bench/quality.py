@@ -545,6 +545,7 @@ VIEWS: tuple[View, ...] = (
     View("k=5, ±2 neighbours", 5, 2),
     View("k=30, no neighbours, packed into the default's tokens", 30, 0, packed=True),
     View("k=30, ±1 neighbours, packed into the default's tokens", 30, 1, packed=True),
+    View("k=10, ±1 neighbours previewed", 10, 1),
 )
 
 
@@ -566,7 +567,9 @@ def views(
             hits = result.hits
             tokens = count_tokens(render_recall(result, "bench"))
         budget = budget or tokens
-        turns = [key_of(h.row) for h in hits] + [key_of(n) for h in hits for n in h.neighbors]
+        ids = {h.row.id for h in hits}  # as the text: no preview of a chunk shown as a hit
+        turns = [key_of(h.row) for h in hits]
+        turns += [key_of(n) for h in hits for n in h.neighbors if n.id not in ids]
         out.append((dedupe(turns), tokens))
     return out
 

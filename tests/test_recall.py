@@ -645,3 +645,22 @@ def test_odd_queries_reach_lancedb_full_text_search_safely(tmp_path: Path, query
     store.optimize()
     result = recall(store, query, RecallParams(), embed_query=emb.embed_query, now=NOW)
     assert all(h.row.session_id == "s" for h in result.hits)
+
+
+def test_a_hit_is_not_previewed_again_under_its_neighbour() -> None:
+    """Adjacent turns that are both hits: each is printed whole once, never also as a preview."""
+    store = store_with(
+        [
+            turn("s", 0, "the flaky test: why does the flush test fail?", role="user"),
+            turn("s", 1, "the flush test failed because the writer was not awaited"),
+            turn("s", 2, "lunch"),
+        ]
+    )
+    params = RecallParams(k=2, neighbors=1, legs=(Leg.TEXT,))
+    result = recall(store, "flush test", params, embed_query=None, now=NOW)
+    assert {h.row.seq for h in result.hits} == {0, 1}
+    assert any(n.seq in (0, 1) for h in result.hits for n in h.neighbors)  # the rows still carry them
+    text = render_recall(result, "mem")
+    assert text.count("why does the flush test fail?") == 1
+    assert text.count("writer was not awaited") == 1
+    assert "~ [assistant text seq2] lunch" in text  # other neighbours are still previewed

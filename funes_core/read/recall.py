@@ -538,7 +538,9 @@ def make_filters(
     )
 
 
-def _hit_text(hit: RecallHit, label: str) -> str:
+def _hit_text(hit: RecallHit, label: str, shown: frozenset[str] = frozenset()) -> str:
+    """One hit's block; a neighbour that is itself one of the ``shown`` hits is not previewed again
+    (it is printed whole in its own block, and the preview would only spend the reader's tokens)."""
     row = hit.row
     workdir = row.workdir or "-"
     where = f"{workdir}/{session8(row.session_id)}"
@@ -549,6 +551,7 @@ def _hit_text(hit: RecallHit, label: str) -> str:
     lines.extend(
         f"  ~ [{n.role} {n.block_type} seq{n.seq}] {' '.join(n.text.split())[:NEIGHBOR_PREVIEW]}"
         for n in hit.neighbors
+        if n.id not in shown
     )
     lines.append("---")
     return "\n".join(lines) + "\n"
@@ -573,7 +576,8 @@ def render_recall(
         out = f"query cut to its first {len(result.query)} characters ({result.cut} left out)\n" + out
     if not shown and not result.triggers and not left_out:
         return out + NO_RESULTS + "\n"
-    out += "".join(_hit_text(hit, label) for hit in shown)
+    ids = frozenset(hit.row.id for hit in shown)
+    out += "".join(_hit_text(hit, label, ids) for hit in shown)
     if left_out:
         out += (
             f"budget {budget} tokens: {len(shown)} of {len(shown) + left_out} hits shown, "
