@@ -1,97 +1,221 @@
 """funes: a verbatim, local-first, append-only memory of coding agents' past sessions.
 
 This package's top level is the public API for plugin authors: a plugin imports only what is
-listed in ``__all__`` here (the hook marker, the bases it subclasses, the turns model and its
-atomic writer, the JSON config editor). Everything else (``funes_core.<room>.<module>``) is
-internal and may move between releases; a lint rule (plugins/ruff.toml) refuses a plugin that
-imports it. Imports stay light (no lancedb, fastembed, mcp or numpy) because plugins load on
-every ``funes`` start, including every per-turn hook.
+listed in ``__all__`` here (the hook marker, the bases it subclasses, the identity and helpers it
+builds on, the config-file editors, the hook runtime, the turns model and its atomic writer).
+Everything else (``funes_core.<room>.<module>``) is internal and may move between releases; a
+lint rule (plugins/ruff.toml) refuses a plugin that imports it.
+
+The names are loaded lazily (PEP 562): importing ``funes_core`` itself costs nothing, and each
+name loads only the module it lives in. So a per-turn hook can say ``from funes_core import
+run_hook`` and pay for the standard library only (the hook runtime and the identity module import
+nothing else), on every turn of every agent, while ``from funes_core import Converter`` works as
+usual. No name here pulls in lancedb, fastembed, mcp or numpy.
 
 Where things live: docs/architecture.md.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from funes_core.files import atomic_write_text
-from funes_core.host.api import (
-    CONTRACT_VERSION,
-    Capabilities,
-    ConfigError,
-    Converter,
-    HookInstaller,
-    InstallContext,
-    IntegrationError,
-    IntegrationPart,
-    Outcome,
-    SessionRef,
-    SpoolWrite,
-    Status,
-    ToolRegistrar,
-    WiringState,
-    spawn_detached,
-)
-from funes_core.host.configedit.json import (
-    EditError,
-    JsonFile,
-    append_item,
-    read_json_text,
-    remove_items,
-    remove_member,
-    set_member,
-    value_at,
-    write_json_text,
-)
-from funes_core.host.hookspecs import hookimpl
-from funes_core.turns.format import (
-    Block,
-    Turn,
-    TurnsFormatError,
-    format_ts,
-    load_schema,
-    parse_line,
-    read_turns_file,
-    turns_to_jsonl,
-    write_turns_file,
-)
+if TYPE_CHECKING:
+    __version__: str
 
-try:
-    __version__ = version("funes-memory")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
+    from funes_core.files import (
+        atomic_write_text,
+    )
+    from funes_core.host.agent import (
+        Agent,
+        Location,
+        Resolved,
+    )
+    from funes_core.host.api import (
+        CONTRACT_VERSION,
+        Capabilities,
+        ConfigError,
+        Converter,
+        HookInstaller,
+        InstallContext,
+        IntegrationError,
+        IntegrationPart,
+        Outcome,
+        SessionRef,
+        SpoolWrite,
+        Status,
+        ToolRegistrar,
+        WiringState,
+        spawn_detached,
+    )
+    from funes_core.host.configedit.base import (
+        EditError,
+        Place,
+    )
+    from funes_core.host.configedit.json import (
+        JsonFormat,
+        append_item,
+        read_json_text,
+        remove_items,
+        remove_member,
+        set_member,
+        value_at,
+        write_json_text,
+    )
+    from funes_core.host.configedit.managed import (
+        ManagedEntry,
+        ManagedWiring,
+        runs_module,
+    )
+    from funes_core.host.configedit.toml import (
+        TomlFormat,
+    )
+    from funes_core.host.configedit.yaml import (
+        YamlFormat,
+    )
+    from funes_core.host.hookrt import Sources as HookSources
+    from funes_core.host.hookrt import main as run_hook
+    from funes_core.host.hookspecs import (
+        hookimpl,
+    )
+    from funes_core.host.registration import (
+        integration_hooks,
+    )
+    from funes_core.host.transcripts import (
+        JsonLines,
+        Skipped,
+        clean_id,
+        compact_json,
+        is_blank,
+        parse_ts,
+        read_json_lines,
+    )
+    from funes_core.turns.format import (
+        Block,
+        Turn,
+        TurnsFormatError,
+        format_ts,
+        load_schema,
+        parse_line,
+        read_turns_file,
+        turns_to_jsonl,
+        write_turns_file,
+    )
+
+_WHERE: dict[str, tuple[str, str]] = {
+    "atomic_write_text": ("funes_core.files", "atomic_write_text"),
+    "Agent": ("funes_core.host.agent", "Agent"),
+    "Location": ("funes_core.host.agent", "Location"),
+    "Resolved": ("funes_core.host.agent", "Resolved"),
+    "CONTRACT_VERSION": ("funes_core.host.api", "CONTRACT_VERSION"),
+    "Capabilities": ("funes_core.host.api", "Capabilities"),
+    "ConfigError": ("funes_core.host.api", "ConfigError"),
+    "Converter": ("funes_core.host.api", "Converter"),
+    "HookInstaller": ("funes_core.host.api", "HookInstaller"),
+    "InstallContext": ("funes_core.host.api", "InstallContext"),
+    "IntegrationError": ("funes_core.host.api", "IntegrationError"),
+    "IntegrationPart": ("funes_core.host.api", "IntegrationPart"),
+    "Outcome": ("funes_core.host.api", "Outcome"),
+    "SessionRef": ("funes_core.host.api", "SessionRef"),
+    "SpoolWrite": ("funes_core.host.api", "SpoolWrite"),
+    "Status": ("funes_core.host.api", "Status"),
+    "ToolRegistrar": ("funes_core.host.api", "ToolRegistrar"),
+    "WiringState": ("funes_core.host.api", "WiringState"),
+    "spawn_detached": ("funes_core.host.api", "spawn_detached"),
+    "EditError": ("funes_core.host.configedit.base", "EditError"),
+    "Place": ("funes_core.host.configedit.base", "Place"),
+    "JsonFormat": ("funes_core.host.configedit.json", "JsonFormat"),
+    "append_item": ("funes_core.host.configedit.json", "append_item"),
+    "read_json_text": ("funes_core.host.configedit.json", "read_json_text"),
+    "remove_items": ("funes_core.host.configedit.json", "remove_items"),
+    "remove_member": ("funes_core.host.configedit.json", "remove_member"),
+    "set_member": ("funes_core.host.configedit.json", "set_member"),
+    "value_at": ("funes_core.host.configedit.json", "value_at"),
+    "write_json_text": ("funes_core.host.configedit.json", "write_json_text"),
+    "ManagedEntry": ("funes_core.host.configedit.managed", "ManagedEntry"),
+    "ManagedWiring": ("funes_core.host.configedit.managed", "ManagedWiring"),
+    "runs_module": ("funes_core.host.configedit.managed", "runs_module"),
+    "TomlFormat": ("funes_core.host.configedit.toml", "TomlFormat"),
+    "YamlFormat": ("funes_core.host.configedit.yaml", "YamlFormat"),
+    "HookSources": ("funes_core.host.hookrt", "Sources"),
+    "run_hook": ("funes_core.host.hookrt", "main"),
+    "hookimpl": ("funes_core.host.hookspecs", "hookimpl"),
+    "integration_hooks": ("funes_core.host.registration", "integration_hooks"),
+    "JsonLines": ("funes_core.host.transcripts", "JsonLines"),
+    "Skipped": ("funes_core.host.transcripts", "Skipped"),
+    "clean_id": ("funes_core.host.transcripts", "clean_id"),
+    "compact_json": ("funes_core.host.transcripts", "compact_json"),
+    "is_blank": ("funes_core.host.transcripts", "is_blank"),
+    "parse_ts": ("funes_core.host.transcripts", "parse_ts"),
+    "read_json_lines": ("funes_core.host.transcripts", "read_json_lines"),
+    "Block": ("funes_core.turns.format", "Block"),
+    "Turn": ("funes_core.turns.format", "Turn"),
+    "TurnsFormatError": ("funes_core.turns.format", "TurnsFormatError"),
+    "format_ts": ("funes_core.turns.format", "format_ts"),
+    "load_schema": ("funes_core.turns.format", "load_schema"),
+    "parse_line": ("funes_core.turns.format", "parse_line"),
+    "read_turns_file": ("funes_core.turns.format", "read_turns_file"),
+    "turns_to_jsonl": ("funes_core.turns.format", "turns_to_jsonl"),
+    "write_turns_file": ("funes_core.turns.format", "write_turns_file"),
+}
+
+#: The distribution that ships this package (what ``pip install`` takes).
+DISTRIBUTION = "funes-memory"
+#: The distribution of the plugin contract kit (``funes_contracts``).
+KIT_DISTRIBUTION = "funes-memory-contracts"
 
 __all__ = [
     "CONTRACT_VERSION",
+    "DISTRIBUTION",
+    "KIT_DISTRIBUTION",
+    "Agent",
     "Block",
     "Capabilities",
     "ConfigError",
     "Converter",
     "EditError",
     "HookInstaller",
+    "HookSources",
     "InstallContext",
     "IntegrationError",
     "IntegrationPart",
-    "JsonFile",
+    "JsonFormat",
+    "JsonLines",
+    "Location",
+    "ManagedEntry",
+    "ManagedWiring",
     "Outcome",
+    "Place",
+    "Resolved",
     "SessionRef",
+    "Skipped",
     "SpoolWrite",
     "Status",
+    "TomlFormat",
     "ToolRegistrar",
     "Turn",
     "TurnsFormatError",
     "WiringState",
+    "YamlFormat",
     "__version__",
     "append_item",
     "atomic_write_text",
+    "clean_id",
+    "compact_json",
     "format_ts",
     "hookimpl",
+    "integration_hooks",
+    "is_blank",
     "load_schema",
     "parse_line",
+    "parse_ts",
+    "read_json_lines",
     "read_json_text",
     "read_turns_file",
     "remove_items",
     "remove_member",
+    "run_hook",
+    "runs_module",
     "set_member",
     "spawn_detached",
     "turns_to_jsonl",
@@ -99,3 +223,28 @@ __all__ = [
     "write_json_text",
     "write_turns_file",
 ]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = _version()
+    elif name in _WHERE:
+        module, attr = _WHERE[name]
+        value = getattr(importlib.import_module(module), attr)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -19,7 +19,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from funes_core.files import atomic_write_text
 
 __all__ = [
+    "DIRTY_NAME",
     "FILE_MODE",
     "PRIVATE_DIR_MODE",
     "STATE_VERSION",
@@ -42,6 +43,8 @@ __all__ = [
 ]
 
 PRIVATE_DIR_MODE = 0o700
+#: The marker a producer leaves in ``spool/<id>/`` for the indexer (never read as turns).
+DIRTY_NAME = ".dirty"
 FILE_MODE = 0o600
 STATE_VERSION = 1
 
@@ -59,14 +62,12 @@ class Home:
     @classmethod
     def resolve(cls, value: str | os.PathLike[str] | None = None) -> Home:
         """``value``, else ``$FUNES_HOME``, else ``~/.funes``."""
-        raw = os.fspath(value) if value is not None else os.environ.get("FUNES_HOME", "")
-        if raw:
-            return cls(Path(raw).expanduser().absolute())
+        from funes_core.host.hookrt import resolve_funes_home
+
         try:
-            user_home = Path.home()
+            return cls(resolve_funes_home(os.environ, value))
         except RuntimeError:
             raise HomeError("cannot resolve the user profile; set FUNES_HOME to a private folder") from None
-        return cls(user_home / ".funes")
 
     @property
     def memory_dir(self) -> Path:
@@ -102,6 +103,27 @@ class Home:
         if not self.spool_dir.is_dir():
             return []
         return sorted(p.name for p in self.spool_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    # -- the dirty markers producers leave for the indexer (see funes_core.host.spooling) -----
+
+    def mark_dirty(self, spool_id: str) -> None:
+        """Say "spool ``spool_id`` has new files"; a producer calls this *after* they are in place."""
+        folder = self.spool_dir / spool_id
+        folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        os.close(os.open(folder / DIRTY_NAME, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE))
+
+    def dirty_ids(self) -> list[str]:
+        """The spools marked dirty and not yet looked at by an indexer, sorted."""
+        try:
+            return sorted(p.parent.name for p in self.spool_dir.glob(f"*/{DIRTY_NAME}"))
+        except OSError:
+            return []
+
+    def clear_dirty(self, spool_ids: Iterable[str]) -> None:
+        """Forget the markers of ``spool_ids``: an indexer does this just *before* it lists their files."""
+        for spool_id in spool_ids:
+            with contextlib.suppress(FileNotFoundError):
+                (self.spool_dir / spool_id / DIRTY_NAME).unlink()
 
 
 def ensure_private_dir(path: Path) -> None:

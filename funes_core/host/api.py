@@ -24,19 +24,23 @@ import re
 import shlex
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar
 
+from funes_core.host.agent import CONTRACT_VERSION, SUPPORTED_CONTRACTS, Agent, Capabilities
+from funes_core.host.hookrt import resolve_funes_home, spawn_detached
 from funes_core.turns.format import Turn, turns_to_jsonl, write_turns_file
 
 __all__ = [
     "CONTRACT_VERSION",
     "ID_PATTERN",
     "SPOOL_SUFFIX",
+    "SUPPORTED_CONTRACTS",
+    "Agent",
     "Capabilities",
     "ConfigError",
     "Converter",
@@ -55,37 +59,12 @@ __all__ = [
     "spool_filename",
 ]
 
-#: The plugin contract this funes speaks. A plugin class declaring another value is refused.
-CONTRACT_VERSION = 1
 #: What an integration id (the harness id) must look like; it names the spool folder too.
 ID_PATTERN = re.compile(r"^[a-z0-9_-]+$")
 #: The suffix of a turns file in a spool or an output folder.
 SPOOL_SUFFIX = ".funes.jsonl"
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,150}$")
-
-
-def spawn_detached(argv: Sequence[str], *, env: Mapping[str, str], log: Path) -> None:
-    """Start ``argv`` in a session of its own and return at once; its output is appended to ``log``.
-
-    What a per-turn hook does after writing the spool: ``funes index`` may take seconds (or wait
-    for the store lock), and the agent must never wait for it, nor be killed with it, nor keep its
-    pipes open. ``log`` is created 0600; its folder must exist.
-    """
-    import subprocess
-
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=dict(env),
-        )
-    finally:
-        os.close(fd)
 
 
 class IntegrationError(Exception):
@@ -104,21 +83,6 @@ class ConfigError(IntegrationError):
         self.path = path
         self.problem = problem
         super().__init__(f"{path}: {problem}")
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What an integration supports, so the contract suite skips (with a reason) what it lacks.
-
-    Defaults are what a typical agent integration has; declare ``False`` for what yours lacks.
-    Capabilities are never used to *excuse* a broken feature, only to say it does not exist.
-    """
-
-    #: The converter can find the agent's sessions on this machine (``discover``). An importer of
-    #: hand-exported files (an issue tracker dump, say) has nothing to discover and says ``False``.
-    discover: bool = True
-    #: The registrar can bind a memory (records ``funes mcp MEMORY``), not only the local one.
-    memory_binding: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +188,7 @@ class InstallContext:
         """The context of the running process: ``HOME``, ``FUNES_HOME``, ``FUNES_BIN``."""
         env = os.environ if environ is None else environ
         home = Path(env["HOME"]) if env.get("HOME") else Path.home()
-        funes_home = Path(env["FUNES_HOME"]) if env.get("FUNES_HOME") else home / ".funes"
+        funes_home = resolve_funes_home(env)
         return cls(
             home=home.expanduser().absolute(),
             funes_home=funes_home.expanduser().absolute(),
@@ -235,6 +199,26 @@ class InstallContext:
     def mcp_command(self) -> list[str]:
         """``funes mcp [MEMORY]``: what a registrar records with the agent."""
         return [*self.funes_command, "mcp", *([self.memory] if self.memory else [])]
+
+    def hook_argv(self, module: str) -> list[str]:
+        """``python -I -m MODULE --funes-home DIR -- FUNES...``: what an agent runs after each turn.
+
+        This interpreter (the one funes and the plugin are installed in) runs the plugin's hook
+        module, which builds on :mod:`funes_core.host.hookrt` and so imports the standard library
+        only; ``-I`` keeps the agent's project (its folder, its ``PYTHONPATH``) out of the hook's
+        imports. FUNES_HOME and the funes command are recorded because the agent's environment
+        may not say them.
+        """
+        return [
+            sys.executable,
+            "-I",
+            "-m",
+            module,
+            "--funes-home",
+            str(self.funes_home),
+            "--",
+            *self.funes_command,
+        ]
 
     def index_command(self, harness: str) -> list[str]:
         """``funes index --harness ID``: one budgeted step over that integration's spool."""
@@ -270,7 +254,13 @@ class InstallContext:
 
 
 class IntegrationPart(ABC):
-    """What every class a plugin registers has in common: who it is and which contract it speaks."""
+    """What every class a plugin registers has in common: who it is and which contract it speaks.
+
+    Declare the identity once, as an :class:`Agent`, and name it in every part's class
+    statement: ``class EchoConverter(Converter, agent=ECHO)``. That sets :attr:`agent` and copies
+    its ``id``, ``label``, ``contract_version`` and ``capabilities`` onto the class, which is what
+    the host validates. (Contract-1 plugins set the four attributes by hand; that still works.)
+    """
 
     #: The harness id, ``[a-z0-9_-]+``; the same for every part of one integration.
     id: ClassVar[str]
@@ -281,6 +271,25 @@ class IntegrationPart(ABC):
     contract_version: ClassVar[int]
     #: What the integration supports; the contract suite skips what is declared absent.
     capabilities: ClassVar[Capabilities] = Capabilities()
+    #: The integration's identity and the agent's places (``None`` on contract-1 classes).
+    agent: ClassVar[Agent | None] = None
+
+    def __init_subclass__(cls, agent: Agent | None = None, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if agent is not None:
+            cls.agent = agent
+            cls.id = agent.id
+            cls.label = agent.label
+            cls.contract_version = agent.contract_version
+            cls.capabilities = agent.capabilities
+
+    def where(self, name: str, at: InstallContext | Path) -> Path:
+        """The path of the agent's location ``name`` for a context or a HOME (:meth:`Agent.locate`)."""
+        if self.agent is None:
+            raise LookupError(f"{type(self).__name__} declares no Agent, so no location {name!r}")
+        if isinstance(at, InstallContext):
+            return self.agent.path(name, at.home, at.extra_env)
+        return self.agent.path(name, at)
 
 
 def spool_filename(session_id: str) -> str:

@@ -23,6 +23,7 @@ One writer at a time holds ``$FUNES_HOME/store.lock``; readers never take it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import sys
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TextIO
 
 from funes_core import __version__
-from funes_core.home import FileState, Home, RefusedFile, State, write_lock
+from funes_core.home import FileState, Home, LockBusyError, RefusedFile, State, write_lock
 from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_id, chunk_turn, render_block, tier_of
 from funes_core.ingest.facets import RepoResolver, workdir_of
 from funes_core.ingest.sources import TURNS_SUFFIX, format_counts, iter_turns_files
@@ -119,6 +120,20 @@ class IndexReport:
     budget_hit: bool = False
     spool_deleted: int = 0
     rebuilt_from: Path | None = None
+
+    def merge(self, later: IndexReport) -> None:
+        """Add a later pass of the same run (the pass a dirty spool asked for) to this report."""
+        self.files += later.files
+        self.turns += later.turns
+        self.chunks += later.chunks
+        self.redactions.update(later.redactions)
+        self.rejected.extend(later.rejected)
+        self.warnings.extend(later.warnings)
+        self.embedded += later.embedded
+        self.spool_deleted += later.spool_deleted
+        self.owed = later.owed
+        self.files_left = later.files_left
+        self.budget_hit = self.budget_hit or later.budget_hit
 
     def summary(self) -> str:
         files = f"{self.files} file" + ("" if self.files == 1 else "s")
@@ -406,6 +421,10 @@ class Indexer:
         self._wrote = False
         self._turns: set[tuple[str, str]] = set()
         self._last_flush = clock()
+        #: Asked between embedding batches: true when new text waits (a producer marked a spool
+        #: dirty), so the run stops embedding and stores that text first (see :func:`run_index`).
+        self.interrupt: Callable[[], bool] = lambda: False
+        self.interrupted = False
 
     # -- budget ---------------------------------------------------------------------------
     def _over_budget(self) -> bool:
@@ -582,6 +601,9 @@ class Indexer:
                 if self._over_budget():
                     stop = True
                     break
+                if self.interrupt():
+                    self.interrupted = stop = True
+                    break
             self._flush_vectors(pending, done_ids)
             if stop:
                 return
@@ -658,6 +680,10 @@ def rebuild_memory(home: Home) -> Path | None:
     return old
 
 
+#: Passes one holder of the store lock makes for dirty spools before it lets go (then it looks again).
+MAX_PASSES = 50
+
+
 def run_index(
     options: IndexOptions,
     *,
@@ -671,9 +697,14 @@ def run_index(
 ) -> IndexReport:
     """Run ``funes index`` under the write lock; raises ``LockBusyError``, ``ModelMismatchError``,
     :class:`IndexRunError` for the caller to report. Redaction uses :func:`load_redactor`.
-    """
-    from funes_core.store import open_store
 
+    A run over the spools also serves producers that wrote *while* it ran (the dirty markers of
+    :meth:`Home.mark_dirty`): it clears the markers of the spools it is about to list before
+    listing them, stops embedding to store new text as soon as a marker appears, and after it
+    releases the store lock it looks once more and, if a marker is there, takes the lock again
+    (without waiting: if another indexer holds it, that one will look after its own release).
+    So a hook whose own indexer exits 75 never leaves its turn waiting for an unrelated next turn.
+    """
     if options.harness is not None and options.path is not None:
         raise IndexRunError("--harness selects a spool; it cannot be combined with PATH")
     home = (home or Home.resolve()).ensure()
@@ -683,37 +714,80 @@ def run_index(
 
         embedder = embedder_from_env(home)
     with write_lock(home, wait=lock_wait, notify=lock_notify):
-        rebuilt_from = rebuild_memory(home) if options.rebuild else None
-        if rebuilt_from is not None:
-            say(f"note: moved the old memory aside to {rebuilt_from} (delete it once the new one is good)")
-        state = State.load(home.state_path)
-        if not (home.memory_dir / "chunks.lance").exists():
-            state.files.clear()  # the memory was deleted: what the state says was stored is gone
-        # Validate the request before creating anything: a typo'd spool id must not create a memory.
-        discovery = discover(home, options, state)
-        if (
-            not (discovery.files or discovery.finished_spool)
-            and not (home.memory_dir / "chunks.lance").exists()
-        ):
-            # Nothing to read and no memory: do not leave an empty memory behind (status would then
-            # report "0 chunks" instead of telling the user how to build one).
-            return IndexReport(rebuilt_from=rebuilt_from)
-        store = open_store(home=home, create=True, read_consistency_interval=None)
-        store.stamp_model(embedder.stamp)
+        report = _locked_run(options, home, embedder, progress=progress, say=say, clock=clock)
+    if options.path is not None:
+        return report
+    follow_up = dataclasses.replace(options, harness=None, limit=None, rebuild=False)
+    while home.dirty_ids() and not report.budget_hit:
+        try:
+            with write_lock(home, wait=0.0):
+                more = _locked_run(follow_up, home, embedder, progress=None, say=say, clock=clock)
+        except LockBusyError:
+            break  # its holder looks at the markers after it lets go
+        report.merge(more)
+    return report
+
+
+def _locked_run(
+    options: IndexOptions,
+    home: Home,
+    embedder: Embedder,
+    *,
+    progress: IndexProgress | None,
+    say: Callable[[str], None],
+    clock: Callable[[], float],
+) -> IndexReport:
+    """One holding of the store lock: the asked-for run, then passes for spools marked meanwhile."""
+    from funes_core.store import open_store
+
+    rebuilt_from = rebuild_memory(home) if options.rebuild else None
+    if rebuilt_from is not None:
+        say(f"note: moved the old memory aside to {rebuilt_from} (delete it once the new one is good)")
+    state = State.load(home.state_path)
+    if not (home.memory_dir / "chunks.lance").exists():
+        state.files.clear()  # the memory was deleted: what the state says was stored is gone
+    spools = options.path is None
+    if spools:
+        home.clear_dirty([options.harness] if options.harness else home.spool_ids())
+    # Validate the request before creating anything: a typo'd spool id must not create a memory.
+    discovery = discover(home, options, state)
+    if not (discovery.files or discovery.finished_spool) and not (home.memory_dir / "chunks.lance").exists():
+        # Nothing to read and no memory: do not leave an empty memory behind (status would then
+        # report "0 chunks" instead of telling the user how to build one).
+        return IndexReport(rebuilt_from=rebuilt_from)
+    store = open_store(home=home, create=True, read_consistency_interval=None)
+    store.stamp_model(embedder.stamp)
+    redactor = load_redactor(say)
+    report: IndexReport | None = None
+    for _ in range(MAX_PASSES):
         indexer = Indexer(
             home,
             store,
             embedder,
             state=state,
-            redactor=load_redactor(say),
+            redactor=redactor,
             include_thinking=options.include_thinking,
             progress=progress,
             warn=say,
             clock=clock,
         )
-        report = indexer.run(discovery, budget=options.budget)
-        report.rebuilt_from = rebuilt_from
-        return report
+        if spools:
+            indexer.interrupt = lambda: bool(home.dirty_ids())
+        done = indexer.run(discovery, budget=options.budget)
+        if report is None:
+            report = done
+        else:
+            report.merge(done)
+        if not indexer.interrupted or done.budget_hit:
+            break
+        # New text arrived while embedding: store it first, then carry on embedding.
+        options = dataclasses.replace(options, harness=None, limit=None, rebuild=False)
+        home.clear_dirty(home.dirty_ids())
+        discovery = discover(home, options, state)
+        progress = None
+    assert report is not None
+    report.rebuilt_from = rebuilt_from
+    return report
 
 
 def iter_spool_files(home: Home, spool_id: str | None = None) -> Iterator[Path]:

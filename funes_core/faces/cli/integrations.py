@@ -147,19 +147,56 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
 
         _run(pm, lambda orch: check(orch, ident, as_json=as_json))
 
+    @group.command("new")
+    def new(
+        ident: Annotated[str, typer.Argument(metavar="ID", help="The new integration's id, e.g. opencode.")],
+        folder: Annotated[
+            Path | None,
+            typer.Option("--dir", metavar="PATH", help="Where to create it (default: ./funes-memory-ID)."),
+        ] = None,
+        label: Annotated[
+            str | None, typer.Option("--label", help="The agent's human name (default: from the id).")
+        ] = None,
+    ) -> None:
+        """Scaffold a separately packaged integration that passes `check` as generated."""
+        from funes_core.host.integrations.new import new as scaffold
+
+        _run(pm, lambda orch: scaffold(orch, ident, folder, label=label))
+
     @group.command("convert")
     def convert(
         ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id.")],
         source: Annotated[Path, typer.Argument(metavar="SOURCE", help="A transcript or a folder of them.")],
-        out_dir: Annotated[Path, typer.Argument(metavar="OUT_DIR", help="Where to write turns files.")],
+        out_dir: Annotated[
+            Path | None,
+            typer.Argument(metavar="[OUT_DIR]", help="Where to write turns files (default: the spool)."),
+        ] = None,
         index: Annotated[
             bool,
-            typer.Option("--index", help="Then start `funes index` in the background (what hooks do)."),
+            typer.Option("--index", help="Then make sure `funes index` runs, in the background (hooks)."),
         ] = False,
+        also: Annotated[
+            list[Path] | None,
+            typer.Option("--also", metavar="PATH", help="Another transcript of the same event (repeatable)."),
+        ] = None,
+        session: Annotated[
+            list[str] | None,
+            typer.Option("--session", metavar="ID", help="Only this session (repeatable)."),
+        ] = None,
     ) -> None:
-        """Convert transcripts by hand into turns files; `funes index OUT_DIR` then indexes them."""
+        """Convert transcripts into turns files: into the spool (under its lock), or into OUT_DIR.
+
+        Without OUT_DIR this is what every per-turn hook runs: the sessions are converted into
+        $FUNES_HOME/spool/ID/ under the integration's conversion lock, and --index makes sure an
+        indexer runs. With OUT_DIR, `funes index OUT_DIR` then indexes them.
+        """
         from funes_core.host.integrations.convert import convert
 
-        _run(pm, lambda orch: convert(orch, ident, source, out_dir, index=index))
+        _run(
+            pm,
+            lambda orch: convert(
+                orch, ident, source, out_dir, index=index, also=also or (), sessions=session or ()
+            ),
+        )
 
     app.add_typer(group)

@@ -1,31 +1,19 @@
-"""Add and remove one member of a JSON config without touching any other byte.
+"""Byte-exact edits of JSON configs: add or remove one member or array item, keep every other byte.
 
 Agents' configs are the user's files: reformatting them (``json.load`` then ``json.dump``)
-would reorder keys, change indentation and lose the user's layout. Integrations (funes-echo is
-the worked example) use this module, part of the core's public API, to insert
-its member as **one new line right after the opening brace** of the target object::
-
-    {
-      "hooks": {"funes": {"on": "turn_end", "run": [...], "managed_by": "funes-echo"}},
-      "theme": "dark",
-      ...
-
-and removes exactly that line again (the JSON value is measured with the standard decoder, so
-nested braces and strings are handled). The ``managed_by`` marker, always the value's last key,
-is how removal finds the line and knows it is ours. If the user reformatted the file since, the
-member is removed structurally instead (their other members untouched), and the result is
-always re-parsed and compared before anything is written.
-
-Agents whose config holds *lists* (Claude Code's and Codex's ``hooks.<Event>`` arrays, or an
-``mcpServers`` entry that must look exactly like the agent's own, with no room for a marker
-key) use the path-based functions instead:
+would reorder keys, change indentation and lose the user's layout, and no well-kept JSON library
+round-trips text (they all re-serialise). So this module edits the *text*, locating values with
+the standard decoder (nested braces and strings are handled), and checks every result by parsing
+it again:
 
 * :func:`append_item` appends one item to the array at a key path, creating the missing
   objects and the array as new members;
 * :func:`remove_items` removes exactly the items of that array a predicate selects;
 * :func:`set_member` and :func:`remove_member` add, replace or remove one member at a key path;
 * :func:`value_at` reads what is at a key path; :func:`read_json_text` and
-  :func:`write_json_text` read (validating) and atomically replace a config file.
+  :func:`write_json_text` read (validating) and atomically replace a config file;
+* :class:`JsonFormat` is these functions as the adapter a
+  :class:`~funes_core.host.configedit.ManagedEntry` edits through.
 
 They all follow one rule, which is what makes an install followed by a removal give back the
 original bytes: an entry is **added after the last entry** of its container (with the same
@@ -46,12 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from funes_core.files import atomic_write_text
+from funes_core.host.configedit.base import Added, EditError, Place
 
 __all__ = [
     "EditError",
-    "JsonFile",
+    "JsonFormat",
     "KeyPath",
-    "Member",
     "append_item",
     "read_json_text",
     "remove_items",
@@ -68,48 +56,10 @@ _WS = " \t\r\n"
 _DECODER = json.JSONDecoder()
 
 
-class EditError(ValueError):
-    """The file is not a JSON object we can edit safely; the message says why (no path)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Member:
-    """One ``"key": value`` of an object, as offsets into the text."""
-
-    key: str
-    key_start: int
-    value_start: int
-    value_end: int
-
-
 def _skip_ws(text: str, i: int) -> int:
     while i < len(text) and text[i] in _WS:
         i += 1
     return i
-
-
-def _members(text: str, open_brace: int) -> tuple[list[Member], int]:
-    """The members of the object whose ``{`` is at ``open_brace``, and the index of its ``}``."""
-    members: list[Member] = []
-    i = _skip_ws(text, open_brace + 1)
-    if text[i] == "}":
-        return members, i
-    while True:
-        key_start = i
-        key, i = _DECODER.raw_decode(text, i)
-        i = _skip_ws(text, i)
-        if text[i] != ":":
-            raise EditError("expected ':' after a key")
-        value_start = _skip_ws(text, i + 1)
-        _, value_end = _DECODER.raw_decode(text, value_start)
-        members.append(Member(key, key_start, value_start, value_end))
-        i = _skip_ws(text, value_end)
-        if text[i] == ",":
-            i = _skip_ws(text, i + 1)
-            continue
-        if text[i] == "}":
-            return members, i
-        raise EditError("expected ',' or '}' after a value")
 
 
 def _dump(value: Any) -> str:
@@ -154,146 +104,6 @@ def write_json_text(path: Path, text: str) -> None:
     """
     _parse_object(text)
     atomic_write_text(path.resolve() if path.is_symlink() else path, text, mode=None)
-
-
-class JsonFile:
-    """Byte-preserving edits of one member ``parent.key`` in a JSON config file.
-
-    ``marker`` is a ``(key, value)`` pair that every value we write ends with; it proves a member
-    is ours. ``parent`` is a top-level key holding an object (created when missing).
-    """
-
-    def __init__(self, path: Path, parent: str, key: str, marker: tuple[str, str]) -> None:
-        self.path = path
-        self.parent = parent
-        self.key = key
-        self.marker = marker
-
-    # -- reading -------------------------------------------------------------------------------
-
-    def read(self) -> str | None:
-        """The file's text, ``None`` when it does not exist; :class:`EditError` when unusable."""
-        return read_json_text(self.path)
-
-    @staticmethod
-    def _parse(text: str) -> dict[str, Any]:
-        return _parse_object(text)
-
-    def current(self, text: str | None) -> Any:
-        """The value at ``parent.key`` (``None`` when absent)."""
-        if text is None:
-            return None
-        parent = self._parse(text).get(self.parent)
-        if parent is not None and not isinstance(parent, dict):
-            raise EditError(f"{self.parent!r} is not an object")
-        return parent.get(self.key) if parent else None
-
-    def is_ours(self, value: Any) -> bool:
-        return isinstance(value, dict) and value.get(self.marker[0]) == self.marker[1]
-
-    # -- editing -------------------------------------------------------------------------------
-
-    def insert(self, text: str | None, value: dict[str, Any]) -> str:
-        """``text`` with ``parent.key = value`` added as one line (the member must not exist)."""
-        if text is None:
-            text = "{}\n"
-        data = self._parse(text)
-        top = _skip_ws(text, 0)
-        members, _close = _members(text, top)
-        target = next((m for m in reversed(members) if m.key == self.parent), None)
-        if target is None:
-            key, item, brace, inner = self.parent, {self.key: value}, top, members
-            indent = "  "
-        else:
-            if not isinstance(data[self.parent], dict):
-                raise EditError(f"{self.parent!r} is not an object")
-            key, item, brace = self.key, value, target.value_start
-            inner, _ = _members(text, brace)
-            indent = "    "
-        if inner:
-            first = inner[0].key_start
-            line_start = text.rfind("\n", 0, first) + 1
-            if line_start > brace and not text[line_start:first].strip():
-                indent = text[line_start:first]
-        line = f"\n{indent}{json.dumps(key, ensure_ascii=False)}: {_dump(item)}{',' if inner else ''}"
-        result = text[: brace + 1] + line + text[brace + 1 :]
-        self._parse(result)
-        return result
-
-    def remove(self, text: str) -> str:
-        """``text`` without our ``parent.key`` member; exact when it is still on its own line."""
-        data = self._parse(text)
-        parent = data.get(self.parent)
-        if not isinstance(parent, dict) or self.key not in parent:
-            return text
-        left = {k: v for k, v in parent.items() if k != self.key}
-        rest = {k: v for k, v in data.items() if k != self.parent}
-        acceptable = [{**rest, self.parent: left}]
-        if not left:
-            acceptable.append(rest)  # the whole parent line was ours
-        exact = self._remove_line(text)
-        if exact is not None and self._parse(exact) in acceptable:
-            return exact
-        return self._remove_structural(text, data, left)
-
-    def _remove_line(self, text: str) -> str | None:
-        """Remove the line we inserted (found through the marker); ``None`` when it is not intact."""
-        needle = _dump(dict([self.marker]))[1:-1]  # '"managed_by": "funes-echo"'
-        at = text.find(needle)
-        while at != -1:
-            newline = text.rfind("\n", 0, at)
-            if newline != -1:
-                start = _skip_ws(text, newline + 1)
-                try:
-                    key, after_key = _DECODER.raw_decode(text, start)
-                except ValueError:
-                    key, after_key = None, start
-                if key in (self.parent, self.key) and text.startswith(": ", after_key):
-                    try:
-                        value, end = _DECODER.raw_decode(text, after_key + 2)
-                    except ValueError:
-                        value, end = None, after_key
-                    if key == self.key:
-                        ours = self.is_ours(value)
-                    else:
-                        ours = isinstance(value, dict) and list(value) == [self.key]
-                        ours = ours and self.is_ours(value[self.key])
-                    if ours and "\n" not in text[newline + 1 : end]:
-                        if end < len(text) and text[end] == ",":
-                            end += 1
-                        return text[:newline] + text[end:]
-            at = text.find(needle, at + 1)
-        return None
-
-    def _remove_structural(self, text: str, data: dict[str, Any], parent_left: dict[str, Any]) -> str:
-        """Remove the member by offsets when the user reformatted the file since we wrote it."""
-        top = _skip_ws(text, 0)
-        members, _ = _members(text, top)
-        holder = next((m for m in reversed(members) if m.key == self.parent), None)
-        if holder is None:
-            return text
-        inner, close = _members(text, holder.value_start)
-        index = next((i for i, m in enumerate(inner) if m.key == self.key), None)
-        if index is None:
-            return text
-        me = inner[index]
-        if index + 1 < len(inner):
-            result = text[: me.key_start] + text[inner[index + 1].key_start :]
-        elif index > 0:
-            result = text[: inner[index - 1].value_end] + text[me.value_end :]
-        else:
-            result = text[: holder.value_start + 1] + text[close:]
-        expected = dict(data)
-        expected[self.parent] = parent_left
-        if self._parse(result) != expected:
-            raise EditError(f"cannot remove {self.parent}.{self.key} safely; edit the file by hand")
-        return result
-
-    # -- writing -------------------------------------------------------------------------------
-
-    def write(self, text: str) -> None:
-        """Replace the file atomically, keeping its permissions (new files are private, 0600)."""
-        write_json_text(self.path, text)
 
 
 # -- path-based edits (arrays and members at a key path) -----------------------------------------
@@ -669,3 +479,70 @@ def remove_member(text: str, path: KeyPath, *, prune: bool = True) -> str:
     assert entry is not None
     del _get(data, path[:-1])[path[-1]]
     return _checked(_drop_entry(text, chain[-1], entry), data)
+
+
+# -- the adapter (funes_core.host.configedit.base.Adapter) ---------------------------------------
+
+
+def _present(data: Any, path: tuple[str, ...]) -> int:
+    """How many steps of ``path`` exist in ``data`` (objects only)."""
+    depth = 0
+    for step in path:
+        if not isinstance(data, dict) or step not in data:
+            return depth
+        data = data[step]
+        depth += 1
+    return depth
+
+
+class JsonFormat:
+    """JSON configs for :class:`~funes_core.host.configedit.managed.ManagedEntry` (the functions above).
+
+    A member is set with :func:`set_member` (added as the object's last member), a list item is
+    appended with :func:`append_item`; both create missing objects and report them, so removal can
+    prune exactly what was created and nothing the user had, even when it is empty.
+    """
+
+    label = "JSON"
+
+    def parse(self, text: str) -> dict[str, Any]:
+        return _parse_object(text)
+
+    def find(self, text: str, place: Place, *, note: str = "") -> list[Any]:
+        holder = value_at(text, list(place.path))
+        if holder is None:
+            return []
+        if place.key is None:
+            if not isinstance(holder, list):
+                raise EditError(f"{_shown(place.path)} is not an array")
+            return list(holder)
+        if not isinstance(holder, dict):
+            raise EditError(f"{_shown(place.path) or 'the file'} is not an object")
+        return [holder[place.key]] if place.key in holder else []
+
+    def occupied(self, text: str, place: Place, *, note: str = "") -> bool:
+        holder = value_at(text, list(place.path))
+        return place.key is not None and isinstance(holder, dict) and place.key in holder
+
+    def add(self, text: str | None, place: Place, value: Any, *, note: str) -> Added:
+        depth = 0 if text is None else _present(self.parse(text), place.path)
+        created = tuple(place.path[:n] for n in range(depth + 1, len(place.path) + 1))
+        if place.key is None:
+            return Added(append_item(text, list(place.path), value), created)
+        return Added(set_member(text, [*place.path, place.key], value), created)
+
+    def drop(self, text: str, place: Place, ours: Callable[[Any], bool], *, note: str) -> str:
+        if place.key is None:
+            return remove_items(text, list(place.path), ours, prune=False)
+        found = self.find(text, place, note=note)
+        if not found or not ours(found[0]):
+            return text
+        return remove_member(text, [*place.path, place.key], prune=False)
+
+    def prune(self, text: str, container: tuple[str, ...]) -> str:
+        if not container or value_at(text, list(container)) not in ({}, []):
+            return text
+        return remove_member(text, list(container), prune=False)
+
+    def empty(self, text: str) -> bool:
+        return self.parse(text) == {}

@@ -1,58 +1,94 @@
-"""``funes integrations convert``: convert transcripts by hand (what the per-turn hooks call)."""
+"""``funes integrations convert``: convert transcripts by hand, and what every per-turn hook runs.
+
+Without ``OUT_DIR`` (or with the integration's own spool as ``OUT_DIR``) the sessions go into
+``$FUNES_HOME/spool/<id>/`` through :func:`funes_core.host.spooling.convert_into_spool`: under
+the integration's conversion lock, then (with ``--index``) the spool is marked dirty and an
+indexer is started with the recorded funes command, so a ``FUNES_BIN`` pin holds. That is the
+one mechanism every hook uses (claude, codex, pi, hermes and any plugin built on the core's hook
+runtime). With another ``OUT_DIR`` the turns files are written there, and ``--index`` starts
+``funes index OUT_DIR`` detached.
+"""
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-from funes_core.host.api import (
-    InstallContext,
-    spawn_detached,
-)
+from funes_core.host.api import SessionRef, SpoolWrite, spawn_detached
 from funes_core.host.integrations.common import InstallError, Orchestrator
 
 
-def convert(orch: Orchestrator, ident: str, source: Path, out_dir: Path, *, index: bool = False) -> int:
-    """Convert one transcript (or a folder of them) into turns files in ``out_dir``."""
+def convert(
+    orch: Orchestrator,
+    ident: str,
+    source: Path,
+    out_dir: Path | None = None,
+    *,
+    index: bool = False,
+    also: Sequence[Path] = (),
+    sessions: Sequence[str] = (),
+) -> int:
+    """Convert the sessions in ``source`` (and ``also``) into ``out_dir``, by default the spool."""
     integ = orch.require(ident)
     if integ.converter is None:
         raise InstallError(f"{ident}: {integ.origin} provides no converter")
-    if not source.exists():
-        raise InstallError(f"no such file or folder: {source}")
+    sources = [source, *also]
+    for path in sources:
+        if not path.exists():
+            raise InstallError(f"no such file or folder: {path}")
     converter = integ.converter()
-    refs = orch.call(integ, "converter", lambda: converter.sessions_in(source))
-    if not refs:
-        raise InstallError(f"no {ident} sessions in {source}")
     ctx = orch.context()
-    out_dir = out_dir.expanduser().absolute()
-    private = ctx.funes_home if out_dir.is_relative_to(ctx.funes_home) else None
+    spool = ctx.spool_dir(ident)
+    target = spool if out_dir is None else out_dir.expanduser().absolute()
+    if target == spool:
+        from funes_core.host.spooling import SpoolLockTimeout, convert_into_spool
+
+        try:
+            result = orch.call(
+                integ,
+                "converter",
+                lambda: convert_into_spool(converter, sources, ctx, sessions=sessions, index=index),
+            )
+        except SpoolLockTimeout as exc:
+            raise InstallError(f"{ident}: {exc}") from None
+        if not result.writes and not result.failed:
+            raise InstallError(f"no {ident} sessions in {', '.join(map(str, sources))}")
+        for path, why in result.failed:
+            orch.ui.err(f"funes: {ident}: skipped {path}: {why}")
+        _report(orch, ident, result.writes, spool)
+        return 1 if result.failed else 0
+
+    def found() -> list[SessionRef]:
+        return [
+            r
+            for path in sources
+            for r in converter.sessions_in(path)
+            if not sessions or r.session_id in sessions
+        ]
+
+    refs = orch.call(integ, "converter", found)
+    if not refs:
+        raise InstallError(f"no {ident} sessions in {', '.join(map(str, sources))}")
+    private = ctx.funes_home if target.is_relative_to(ctx.funes_home) else None
     failed = 0
-    files = turns = 0
+    writes: list[SpoolWrite] = []
     for ref in refs:
         try:
-            written = converter.convert_into(ref, out_dir, private_root=private)
+            writes.extend(converter.convert_into(ref, target, private_root=private))
         except Exception as exc:  # broad on purpose: one bad transcript must not stop the rest
             failed += 1
             orch.ui.err(f"funes: {ident}: skipped {ref.path}: {type(exc).__name__}: {exc}")
-            continue
-        for w in written:
-            files += 1
-            turns += w.turns
-            orch.ui.out(str(w.path))
-    orch.ui.err(f"funes: {ident}: {files} turns files ({turns} turns) in {out_dir}")
-    if index and files:
-        _spawn_index(orch, ident, ctx, out_dir)
+    _report(orch, ident, writes, target)
+    if index and writes:
+        logs = ctx.funes_home / "logs"
+        logs.mkdir(mode=0o700, parents=True, exist_ok=True)
+        argv = [*ctx.funes_command, "index", str(target)]
+        spawn_detached(argv, env=orch.env(ctx), log=logs / f"index-{ident}.log")
     return 1 if failed else 0
 
 
-def _spawn_index(orch: Orchestrator, ident: str, ctx: InstallContext, out_dir: Path) -> None:
-    """Start ``funes index`` detached, as a per-turn hook needs: return at once, log to a file."""
-    from funes_core.home import ensure_private_dir
-
-    if out_dir == ctx.spool_dir(ident):
-        argv = [sys.executable, "-m", "funes_core", "index", "--harness", ident]
-    else:
-        argv = [sys.executable, "-m", "funes_core", "index", str(out_dir)]
-    logs = ctx.funes_home / "logs"
-    ensure_private_dir(logs)
-    spawn_detached(argv, env=orch.env(ctx), log=logs / f"index-{ident}.log")
+def _report(orch: Orchestrator, ident: str, writes: list[SpoolWrite], where: Path) -> None:
+    for write in writes:
+        orch.ui.out(str(write.path))
+    turns = sum(w.turns for w in writes)
+    orch.ui.err(f"funes: {ident}: {len(writes)} turns files ({turns} turns) in {where}")

@@ -34,6 +34,8 @@ def info(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
         found, hooks, mcp, overall = orch.status(integ, ctx)
         parts = {role: f"{cls.__module__}.{cls.__qualname__}" for role, cls in integ.parts().items() if cls}
         caps = next((cls.capabilities for cls in integ.parts().values() if cls), None)
+        agent = next((cls.agent for cls in integ.parts().values() if cls and cls.agent), None)
+        places = agent.describe(ctx.home, ctx.extra_env) if agent is not None else {}
         spool = ctx.spool_dir(ident)
         data["installed"] = {
             "label": integ.label,
@@ -51,6 +53,12 @@ def info(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
             "hooks": hooks or None,
             "mcp": mcp or None,
             "status": overall,
+            "paths": {
+                name: {"path": str(where.path), "from": where.source, "holds": agent.location(name).holds}
+                for name, where in places.items()
+            }
+            if agent is not None
+            else {},
             "spool": str(spool),
             "spool_pending": len(list(spool.glob(f"*{SPOOL_SUFFIX}"))) if spool.is_dir() else 0,
             "record": record,
@@ -71,6 +79,10 @@ def info(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
             orch.ui.out(f"hooks: {inst['hooks']}")
         if inst["mcp"]:
             orch.ui.out(f"mcp: {inst['mcp']}")
+        for name, where in inst["paths"].items():
+            why = "default" if where["from"] == "default" else f"from ${where['from']}"
+            holds = f" ({where['holds']})" if where["holds"] else ""
+            orch.ui.out(f"path {name}: {where['path']}{holds}, {why}")
         orch.ui.out(f"spool: {inst['spool']} ({inst['spool_pending']} files waiting)")
         if inst["record"]:
             rec = inst["record"]

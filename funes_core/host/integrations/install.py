@@ -24,10 +24,10 @@ from funes_core.host.api import (
     ID_PATTERN,
     SPOOL_SUFFIX,
     InstallContext,
-    Outcome,
 )
 from funes_core.host.catalog import CatalogEntry
 from funes_core.host.integrations.common import UI, InstallError, Orchestrator
+from funes_core.host.integrations.wiring import Step, wire
 from funes_core.host.manager import Integration
 
 
@@ -128,9 +128,9 @@ def _source(orch: Orchestrator, ident: str, from_path: Path | None, dist: str | 
 
 
 def _catalog_source(entry: CatalogEntry) -> Source:
-    from funes_core.host.api import CONTRACT_VERSION
+    from funes_core.host.api import CONTRACT_VERSION, SUPPORTED_CONTRACTS
 
-    if entry.contract_version != CONTRACT_VERSION:
+    if entry.contract_version not in SUPPORTED_CONTRACTS:
         raise InstallError(
             f"the catalog's {entry.dist} speaks contract version {entry.contract_version}, this funes "
             f"speaks contract version {CONTRACT_VERSION}; update funes"
@@ -220,14 +220,14 @@ def _wire(
     ctx = orch.context(memory)
     changed = False
     say = orch.ui.out
+    steps: list[Step] = []
     if integ.tool_registrar is not None:
-        registrar = integ.tool_registrar
-        outcome: Outcome = orch.call(integ, "tool registrar", lambda: registrar().register(ctx))
-        say(f"{ident}: {outcome.summary}")
-        changed |= outcome.changed
+        registrar = integ.tool_registrar()
+        steps.append(Step("tool registrar", registrar, registrar.register, install=True))
     if integ.hook_installer is not None:
-        installer = integ.hook_installer
-        outcome = orch.call(integ, "hook installer", lambda: installer().install(ctx))
+        installer = integ.hook_installer()
+        steps.append(Step("hook installer", installer, installer.install, install=True))
+    for outcome in wire(orch, integ, ctx, steps):  # all or nothing: every file checked first
         say(f"{ident}: {outcome.summary}")
         changed |= outcome.changed
     raw = record.get("seeded")
@@ -275,6 +275,12 @@ def _seed(
     assert converter_cls is not None
     converter = converter_cls()
     ident = integ.id
+    if not converter_cls.capabilities.discover:
+        orch.ui.out(
+            f"{ident}: {integ.label} sessions cannot be discovered on this machine; convert exported "
+            f"files with `funes integrations convert {ident} FILE`"
+        )
+        return False, {}
     refs = orch.call(integ, "converter", lambda: converter.discover(ctx.home))
     if not refs:
         orch.ui.out(f"no {ident} sessions to index yet")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from funes_core.host.integrations.common import Orchestrator
+from funes_core.host.integrations.wiring import Step, wire
 
 
 def remove(orch: Orchestrator, ident: str) -> int:
@@ -11,14 +12,14 @@ def remove(orch: Orchestrator, ident: str) -> int:
     memory = record.get("memory") if isinstance(record.get("memory"), str) else None
     ctx = orch.context(memory)
     changed = False
+    steps: list[Step] = []
     if integ.tool_registrar is not None:
-        registrar = integ.tool_registrar
-        outcome = orch.call(integ, "tool registrar", lambda: registrar().unregister(ctx))
-        orch.ui.out(f"{ident}: {outcome.summary}")
-        changed |= outcome.changed
+        registrar = integ.tool_registrar()
+        steps.append(Step("tool registrar", registrar, registrar.unregister, install=False))
     if integ.hook_installer is not None:
-        installer = integ.hook_installer
-        outcome = orch.call(integ, "hook installer", lambda: installer().uninstall(ctx))
+        installer = integ.hook_installer()
+        steps.append(Step("hook installer", installer, installer.uninstall, install=False))
+    for outcome in wire(orch, integ, ctx, steps):  # all or nothing: every file checked first
         orch.ui.out(f"{ident}: {outcome.summary}")
         changed |= outcome.changed
     path = orch.record_path(ctx, ident)

@@ -1,0 +1,159 @@
+"""Who an integration is, declared once: its id, label, contract, capabilities and the agent's places.
+
+Every class a plugin registers (converter, hook installer, tool registrar) used to repeat the same
+four class attributes, and every plugin re-derived where its agent keeps things (``CODEX_HOME``,
+``HERMES_HOME``, ...) in its own ``paths`` module. An :class:`Agent` holds all of it once::
+
+    CODEX = Agent(
+        id="codex",
+        label="Codex",
+        locations=(
+            Location("home", ".codex", env=("CODEX_HOME",)),
+            Location("sessions", "sessions", under="home"),
+        ),
+    )
+
+    class CodexConverter(Converter, agent=CODEX): ...
+
+and :meth:`Agent.locate` applies one rule for every agent, which also says *why* a path was chosen
+(the default, or which variable), for ``funes integrations info``.
+
+This module imports the standard library only: per-turn hooks import it on every turn of every
+agent session, and must start in a few tens of milliseconds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["CONTRACT_VERSION", "SUPPORTED_CONTRACTS", "Agent", "Capabilities", "Location", "Resolved"]
+
+#: The plugin contract this funes speaks (what the kit checks and new plugins declare).
+CONTRACT_VERSION = 2
+#: Every contract a plugin may declare and still be loaded; older ones get a deprecation note.
+SUPPORTED_CONTRACTS = frozenset({1, 2})
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What an integration supports, so the contract suite skips (with a reason) what it lacks.
+
+    Defaults are what a typical agent integration has; declare ``False`` for what yours lacks.
+    Capabilities are never used to *excuse* a broken feature, only to say it does not exist:
+    ``funes integrations check`` counts a skip as conformant only when a capability explains it.
+    """
+
+    #: The converter can find the agent's sessions on this machine (``discover``). An importer of
+    #: hand-exported files (an issue tracker dump, say) has nothing to discover and says ``False``.
+    discover: bool = True
+    #: The registrar can bind a memory (records ``funes mcp MEMORY``), not only the local one.
+    memory_binding: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """One place the agent keeps things, and how its user relocates it.
+
+    ``default`` is relative to the HOME (``".codex"``), or to the location named by ``under``
+    (``Location("sessions", "sessions", under="home")``). The first variable of ``env`` that is
+    set replaces the whole path (a leading ``~`` means the HOME).
+    """
+
+    name: str
+    default: str
+    env: tuple[str, ...] = ()
+    under: str | None = None
+    #: What the place holds, for ``funes integrations info`` ("config", "transcripts", ...).
+    holds: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A location's path and why: ``"default"`` or the variable that set it."""
+
+    path: Path
+    source: str
+
+
+def _expand(value: str, home: Path) -> Path:
+    if value == "~":
+        return home
+    if value.startswith("~/"):
+        return home / value[2:]
+    return Path(value)
+
+
+def _same_place(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a.absolute() == b.absolute()
+
+
+@dataclass(frozen=True, slots=True)
+class Agent:
+    """The identity of one integration, shared by all its parts (see the module docstring)."""
+
+    id: str
+    label: str
+    contract_version: int = CONTRACT_VERSION
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    locations: tuple[Location, ...] = ()
+
+    def location(self, name: str) -> Location:
+        for loc in self.locations:
+            if loc.name == name:
+                return loc
+        raise KeyError(f"{self.id} declares no location {name!r}")
+
+    def locate(
+        self,
+        name: str,
+        home: Path,
+        extra_env: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Resolved:
+        """Where location ``name`` is for a HOME, and why.
+
+        The rule, the same for every agent: a variable in ``extra_env`` (an installation context
+        naming it explicitly) wins; a variable of the process environment ``environ`` (default
+        ``os.environ``) applies only when ``home`` *is* that environment's HOME, so a throwaway
+        HOME (a contract test) can never reach the developer's own relocated agent; otherwise the
+        default, under ``home`` or under the location it is declared ``under``.
+        """
+        loc = self.location(name)
+        env = os.environ if environ is None else environ
+        extra = extra_env or {}
+        for var in loc.env:
+            value = extra.get(var, "").strip()
+            if value:
+                return Resolved(_expand(value, home).absolute(), var)
+        own_home = env.get("HOME", "").strip()
+        if own_home and _same_place(Path(own_home), home):
+            for var in loc.env:
+                value = env.get(var, "").strip()
+                if value:
+                    return Resolved(_expand(value, home).absolute(), var)
+        if loc.under is None:
+            return Resolved(home / loc.default.removeprefix("~/"), "default")
+        parent = self.locate(loc.under, home, extra, env)
+        return Resolved(parent.path / loc.default, parent.source)
+
+    def path(
+        self,
+        name: str,
+        home: Path,
+        extra_env: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Path:
+        """:meth:`locate`'s path alone."""
+        return self.locate(name, home, extra_env, environ).path
+
+    def describe(
+        self, home: Path, extra_env: Mapping[str, str] | None = None, environ: Mapping[str, str] | None = None
+    ) -> dict[str, Resolved]:
+        """Every declared location, resolved (what ``funes integrations info`` shows)."""
+        return {loc.name: self.locate(loc.name, home, extra_env, environ) for loc in self.locations}

@@ -1,0 +1,186 @@
+"""Helpers for reading agents' transcripts: timestamps, ids, blank text and tolerant JSON lines.
+
+Every converter needs the same few things, and the first five plugins each wrote their own: five
+timestamp parsers that disagreed (a lowercase ``z``, seconds versus milliseconds), four "blank"
+tests, four JSON-lines readers. These are the one copy, with their policies written down here
+and in ``docs/turns-format.md``.
+
+**Timestamp policy** (:func:`parse_ts`):
+
+* the result is RFC 3339 UTC with ``Z`` (:func:`funes_core.format_ts`), or ``None`` when the
+  value is not a time (the caller then falls back, usually to the previous turn's time);
+* a string with an offset (``+02:00``, ``Z`` or ``z``) is converted to UTC;
+* a string **without an offset is UTC**, never the machine's local time: a converter's output
+  must not depend on the zone of the machine it runs on (the kit runs every converter test under
+  UTC and under UTC+14 to prove it);
+* a number is an epoch time; ``epoch="auto"`` reads its unit from its size (below 1e11:
+  seconds, below 1e14: milliseconds, else microseconds; every date from 1973 to 5138 is read
+  right), ``"s"``, ``"ms"`` and ``"us"`` force one; a numeric string is *not* an epoch (an agent
+  that writes epochs as strings says so by converting first);
+* a string already in that UTC form may be kept as written (``verbatim_utc=True``, what Codex
+  rollouts get, so their millisecond precision survives);
+* booleans, NaN, infinities and dates outside the years 1-9999 give ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from funes_core.turns.format import format_ts, is_utc_ts
+
+__all__ = [
+    "WHITE_SPACE",
+    "JsonLines",
+    "Skipped",
+    "clean_id",
+    "compact_json",
+    "is_blank",
+    "parse_ts",
+    "read_json_lines",
+]
+
+#: The characters Unicode calls White_Space: what "blank" means in every funes converter
+#: (``str.isspace`` also counts the information separators U+001C-U+001F, which are not).
+WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+EpochUnit = Literal["auto", "s", "ms", "us"]
+_DIVISOR = {"s": 1.0, "ms": 1e3, "us": 1e6}
+
+
+def _epoch_seconds(value: float, unit: EpochUnit) -> float:
+    if unit != "auto":
+        return value / _DIVISOR[unit]
+    size = abs(value)
+    if size < 1e11:
+        return float(value)
+    if size < 1e14:
+        return value / 1e3
+    return value / 1e6
+
+
+def parse_ts(value: object, *, epoch: EpochUnit = "auto", verbatim_utc: bool = False) -> str | None:
+    """A transcript's time as RFC 3339 UTC with ``Z``, or ``None`` (see the module's policy).
+
+    With ``verbatim_utc`` a string already in that form (``2026-11-29T12:58:41.554Z``) is kept as
+    written, with its own precision, instead of being re-rendered (``….554000Z``).
+    """
+    if isinstance(value, bool):
+        return None
+    if verbatim_utc and isinstance(value, str) and is_utc_ts(value.strip()):
+        return value.strip()
+    try:
+        if isinstance(value, int | float):
+            if not math.isfinite(value):
+                return None
+            return format_ts(datetime.fromtimestamp(_epoch_seconds(value, epoch), tz=UTC))
+        if isinstance(value, str) and value.strip():
+            text = value.strip()
+            if text[-1:] in ("z", "Z"):
+                text = text[:-1] + "+00:00"
+            moment = datetime.fromisoformat(text)
+            if moment.tzinfo is None:
+                moment = moment.replace(tzinfo=UTC)
+            return format_ts(moment)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return None
+
+
+def clean_id(value: object) -> str | None:
+    """An id usable in the turns format (a non-empty string without ``:``), or ``None``.
+
+    Strings and integers are accepted (stripped; ``:`` becomes ``-``, since funes builds chunk
+    ids as ``session:turn:...``); anything else, or what is empty after stripping, is ``None``.
+    """
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    text = str(value).strip().replace(":", "-")
+    return text or None
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` holds only Unicode White_Space (or nothing): such a block is dropped."""
+    return all(char in WHITE_SPACE for char in text)
+
+
+def compact_json(value: object) -> str:
+    """``value`` as compact JSON in its own key order, non-ASCII kept (how tool inputs are stored)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A line of a JSON-lines file that was not a record, and why."""
+
+    line: int
+    reason: str
+
+
+@dataclass(slots=True)
+class JsonLines:
+    """The readable records of a JSON-lines file, and what was skipped.
+
+    ``records`` holds ``(position, record)`` where ``position`` counts readable records only
+    (1, 2, 3, ...): ids made from it never shift when a corrupt line appears or disappears.
+    """
+
+    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def __iter__(self) -> Any:
+        return iter(self.records)
+
+    def objects(self) -> list[dict[str, Any]]:
+        """The records alone, in order."""
+        return [record for _, record in self.records]
+
+
+def read_json_lines(
+    path: Path, *, limit: int | None = None, until: Callable[[dict[str, Any]], bool] | None = None
+) -> JsonLines:
+    """Every JSON-object line of ``path``, tolerantly.
+
+    ``limit`` stops after that many records, ``until`` after the first record it accepts (what a
+    ``sessions_in`` needs to recognise a transcript cheaply: read up to the first message).
+
+    The file is read as bytes and split on ``\\n`` only (U+2028 is legal inside a JSON string and
+    agents write it raw); each line is decoded on its own (a bad byte becomes U+FFFD), so a torn
+    multi-byte character spoils only its line. A blank line is passed over silently; a line that
+    is not JSON, or not an object, is skipped and reported in :attr:`JsonLines.skipped` (the last
+    line of a file without a final newline is reported as torn: the agent is probably still
+    writing it). A file
+    that cannot be read gives an empty result.
+    """
+    out = JsonLines()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        out.skipped.append(Skipped(0, f"unreadable: {exc.strerror or exc}"))
+        return out
+    lines = data.split(b"\n")
+    last = len(lines)
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            torn = number == last and not data.endswith(b"\n")
+            out.skipped.append(Skipped(number, "torn last line" if torn else "not JSON"))
+            continue
+        if not isinstance(record, dict):
+            out.skipped.append(Skipped(number, f"a JSON {type(record).__name__}, not an object"))
+            continue
+        out.records.append((len(out.records) + 1, record))
+        if (limit is not None and len(out.records) >= limit) or (until is not None and until(record)):
+            break
+    return out
