@@ -39,89 +39,31 @@ only unique within their session) and linked to its parent by its prefix; its fi
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from funes_core import Block, Capabilities, Converter, SessionRef, Turn, format_ts
+from funes_claude.agent import CLAUDE
+from funes_core import (
+    Block,
+    Converter,
+    SessionRef,
+    Turn,
+    clean_id,
+    compact_json,
+    is_blank,
+    parse_ts,
+    read_json_lines,
+)
 
-__all__ = ["ClaudeConverter", "is_blank", "parse_ts", "session_id_for"]
+__all__ = ["ClaudeConverter", "session_id_for"]
 
 _EPOCH = "1970-01-01T00:00:00Z"
-#: The characters Unicode calls White_Space: what "blank" means in every funes converter.
-_WHITE_SPACE = frozenset(
-    "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
-    "\u2028\u2029\u202f\u205f\u3000"
-)
 _TURN_TYPES = ("user", "assistant")
-
-
-def is_blank(text: str) -> bool:
-    """Whether ``text`` holds only Unicode White_Space (or nothing)."""
-    return all(char in _WHITE_SPACE for char in text)
-
-
-def parse_ts(value: object) -> str | None:
-    """A record's ``timestamp`` as RFC 3339 UTC with ``Z``; ``None`` when it is not a time.
-
-    Claude Code writes ``2026-02-11T20:57:47.609Z``; an offset is converted, a time without
-    one is taken as UTC, and a number is epoch milliseconds (seconds when it is too small to be
-    milliseconds of this century).
-    """
-    if isinstance(value, bool):
-        return None
-    try:
-        if isinstance(value, int | float):
-            seconds = value / 1000 if abs(value) >= 1e11 else float(value)
-            return format_ts(datetime.fromtimestamp(seconds, tz=UTC))
-        if isinstance(value, str) and value.strip():
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-            if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)
-            return format_ts(moment)
-    except (ValueError, OverflowError, OSError):
-        return None
-    return None
-
-
-def _clean_id(value: object) -> str | None:
-    """An id usable in the turns format (a non-empty string without ``:``), or ``None``."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip().replace(":", "-")
-    return text or None
 
 
 def _text_or_none(value: object) -> str | None:
     """A non-empty string as it is (tool ids are stored verbatim), else ``None``."""
     return value if isinstance(value, str) and value else None
-
-
-def _compact(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _iter_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The readable JSON-object records of a JSON-lines file, in order.
-
-    Each line is decoded on its own (a bad byte spoils only its line); a line that is not a JSON
-    object (a torn last line, a corrupt record, a blank line) is skipped and does not count.
-    """
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return
-    for raw in data.split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            record = json.loads(raw.decode("utf-8", errors="replace"))
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            yield record
 
 
 def _is_turn_record(record: dict[str, Any]) -> bool:
@@ -141,32 +83,24 @@ def session_id_for(path: Path, records: list[dict[str, Any]]) -> str:
             parent = path.parent.parent.name
         else:
             parent = next((r["sessionId"] for r in records if isinstance(r.get("sessionId"), str)), None)
-        parent = _clean_id(parent)
+        parent = clean_id(parent)
         if parent and parent != stem:
             return f"{parent}-{stem}".replace(":", "-")
-    return _clean_id(stem) or "session"
+    return clean_id(stem) or "session"
 
 
-class ClaudeConverter(Converter):
+class ClaudeConverter(Converter, agent=CLAUDE):
     """Finds Claude Code's sessions under ``~/.claude/projects`` and converts them."""
 
-    id = "claude"
-    label = "Claude Code"
-    contract_version = 1
-    capabilities = Capabilities(discover=True, memory_binding=True)
     contract_fixtures = "funes_claude.contract_fixtures"
 
     def session_roots(self, home: Path) -> list[Path]:
-        return [home / ".claude" / "projects"]
+        return [self.where("projects", home)]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
         refs: list[SessionRef] = []
         for candidate in self.transcript_files(path):
-            head: list[dict[str, Any]] = []
-            for record in _iter_records(candidate):  # up to the first message, which proves it
-                head.append(record)
-                if _is_turn_record(record):
-                    break
+            head = read_json_lines(candidate, until=_is_turn_record).objects()  # up to the first message
             if not head or not _is_turn_record(head[-1]):
                 continue  # not Claude Code's, or no message yet (a session that only started)
             try:
@@ -177,7 +111,7 @@ class ClaudeConverter(Converter):
         return refs
 
     def convert(self, ref: SessionRef) -> list[Turn]:
-        records = list(_iter_records(ref.path))
+        records = read_json_lines(ref.path).objects()
         session_id = session_id_for(ref.path, records)
         cwd = next((r["cwd"] for r in records if isinstance(r.get("cwd"), str) and r["cwd"]), None)
         tool_names: dict[str, str] = {}  # call id -> name of the latest call seen so far
@@ -195,7 +129,7 @@ class ClaudeConverter(Converter):
             ts = parse_ts(record.get("timestamp")) or last_ts
             last_ts = ts
             blocks = tuple(_blocks(message.get("content"), tool_names))
-            uuid = _clean_id(record.get("uuid")) or f"rec-{position}"
+            uuid = clean_id(record.get("uuid")) or f"rec-{position}"
             count = occurrences[uuid] = occurrences.get(uuid, 0) + 1
             if not blocks or (role, blocks) in emitted.get(uuid, set()):
                 continue  # nothing to say, or the same record written again: already emitted
@@ -212,7 +146,7 @@ class ClaudeConverter(Converter):
                     harness=self.id,
                     blocks=blocks,
                     cwd=cwd,
-                    parent_uuid=_clean_id(record.get("parentUuid")),
+                    parent_uuid=clean_id(record.get("parentUuid")),
                 )
             )
         return turns
@@ -227,7 +161,7 @@ def _result_text(content: object) -> str:
         return "\n".join(t for t in texts if isinstance(t, str))
     if content is None:
         return ""
-    return _compact(content)
+    return compact_json(content)
 
 
 def _blocks(content: object, tool_names: dict[str, str]) -> list[Block]:
@@ -250,7 +184,9 @@ def _blocks(content: object, tool_names: dict[str, str]) -> list[Block]:
             call_id = _text_or_none(part.get("id"))
             if call_id and name:
                 tool_names[call_id] = name  # before the blank check: an empty call still names
-            block = Block("tool_use", _compact(part.get("input", {})), tool_name=name, tool_use_id=call_id)
+            block = Block(
+                "tool_use", compact_json(part.get("input", {})), tool_name=name, tool_use_id=call_id
+            )
         elif part.get("type") == "tool_result":
             call_id = _text_or_none(part.get("tool_use_id"))
             name = tool_names.get(call_id) if call_id else None

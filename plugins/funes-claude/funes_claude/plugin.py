@@ -6,23 +6,11 @@ they import only ``funes_core``'s public API and the standard library).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from funes_core import integration_hooks
 
-from funes_claude.converter import ClaudeConverter
-from funes_claude.wiring import ClaudeHookInstaller, ClaudeToolRegistrar
-from funes_core import Converter, HookInstaller, ToolRegistrar, hookimpl
-
-
-@hookimpl
-def funes_register_converters() -> Iterable[type[Converter]]:
-    return [ClaudeConverter]
-
-
-@hookimpl
-def funes_register_hook_installers() -> Iterable[type[HookInstaller]]:
-    return [ClaudeHookInstaller]
-
-
-@hookimpl
-def funes_register_tool_registrars() -> Iterable[type[ToolRegistrar]]:
-    return [ClaudeToolRegistrar]
+#: The three registration hooks, from the part classes (imported when funes asks for them).
+funes_register_converters, funes_register_hook_installers, funes_register_tool_registrars = integration_hooks(
+    "funes_claude.converter:ClaudeConverter",
+    "funes_claude.wiring:ClaudeHookInstaller",
+    "funes_claude.wiring:ClaudeToolRegistrar",
+)

@@ -1,10 +1,9 @@
-"""funes-claude passes the whole funes plugin contract: the kit's classes, subclassed.
+"""funes-memory-claude passes the whole funes plugin contract: the kit's classes, pointed at this plugin.
 
 The registrar prefers the ``claude`` CLI when it is on PATH, and Claude Code then rewrites its
-whole state file (``firstStartTime``, ``machineID``, backups), which no byte-for-byte check can
-survive; so the registrar declares ``agent_cli = "claude"`` and the kit runs its contract with
-``claude`` off PATH, against the file fallback.
-The CLI path is proved end to end with the real Claude Code (``test_e2e.py``).
+whole state file, which no byte-for-byte check can survive; so the registrar declares
+``agent_cli = "claude"`` and the kit runs its contract with ``claude`` off PATH, against the file
+fallback. The CLI path is proved end to end with the real Claude Code (``test_e2e.py``).
 """
 
 from __future__ import annotations
@@ -12,21 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from funes_claude import ClaudeConverter, ClaudeHookInstaller, ClaudeToolRegistrar
-from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
+from funes_contracts import PluginContract
 
 FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
 
 
-class TestClaudeConverter(ConverterContract):
+class TestClaude(PluginContract):
     converter_cls = ClaudeConverter
-    fixtures_dir = FIXTURES
-
-
-class TestClaudeHookInstaller(HookInstallerContract):
     installer_cls = ClaudeHookInstaller
-    config_home = FIXTURES / "config-home"
-
-
-class TestClaudeToolRegistrar(ToolRegistrarContract):
     registrar_cls = ClaudeToolRegistrar
-    config_home = FIXTURES / "config-home"
+    fixtures_dir = FIXTURES

@@ -1,9 +1,11 @@
-"""The hook Claude Code runs: fast, never failing, and what its detached worker does.
+"""The hook Claude Code runs: fast, never failing, and which transcripts each event converts.
 
 A fake ``funes`` (a small script recording its argv and ``FUNES_HOME``) stands in for the real
-one, so these tests prove the hook's own behaviour: which transcripts are converted for which
-event, that indexing is started with the recorded command and FUNES_HOME, and that a busy
-store is retried. The real ``funes index`` is exercised by the end-to-end test.
+one: ``integrations convert`` is handed on to the real funes (so the spool is really written,
+under the core's lock), ``index`` is only recorded. That proves the hook's own behaviour: which
+transcripts are converted for which event, and that indexing is started with the recorded
+command and FUNES_HOME. The convert-then-index mechanism itself is the core's
+(tests/test_spooling.py); the real ``funes index`` is exercised by the end-to-end test.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def fake_funes(tmp_path: Path, body: str = "") -> tuple[Path, Path]:
         f"#!{sys.executable}\n"
         "import json, os, sys, pathlib\n"
         f"record = pathlib.Path({str(record)!r})\n"
+        "if sys.argv[1:2] == ['integrations']:\n"
+        f"    os.execv({sys.executable!r}, [{sys.executable!r}, '-m', 'funes_core', *sys.argv[1:]])\n"
         "with record.open('a') as fh:\n"
         "    call = {'argv': sys.argv[1:], 'funes_home': os.environ.get('FUNES_HOME')}\n"
         "    fh.write(json.dumps(call) + '\\n')\n"
@@ -58,7 +62,16 @@ def run_hook(
     funes_home: Path, funes: Path | str, event: Mapping[str, object] | str
 ) -> subprocess.CompletedProcess[bytes]:
     payload = event if isinstance(event, str) else json.dumps(event)
-    argv = [sys.executable, "-m", "funes_claude.hook", "--funes-home", str(funes_home), "--", str(funes)]
+    argv = [
+        sys.executable,
+        "-I",
+        "-m",
+        "funes_claude.hook",
+        "--funes-home",
+        str(funes_home),
+        "--",
+        str(funes),
+    ]
     return subprocess.run(argv, input=payload.encode(), capture_output=True, timeout=30)
 
 
@@ -76,18 +89,18 @@ def calls(record: Path) -> list[dict[str, object]]:
 
 
 def log_of(funes_home: Path) -> str:
-    path = funes_home / "logs" / hook.HOOK_LOG
+    path = funes_home / "logs" / "claude-hook.log"
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
 def test_the_hook_imports_nothing_heavy() -> None:
     probe = (
         "import sys, funes_claude.hook\n"
-        "heavy = ('funes_core', 'funes_claude.converter', 'funes_claude.wiring', 'subprocess', 'typing',"
-        " 'filelock', 'pathlib')\n"
+        "heavy = ('funes_core.host.api', 'funes_core.turns', 'funes_claude.converter', 'funes_claude.wiring',"
+        " 'subprocess', 'filelock', 'pluggy', 'typer')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]", f"the hook's import path pulls in: {done.stdout}"
 
 
@@ -102,10 +115,11 @@ def test_a_stop_hook_converts_the_session_then_indexes(project: Path, tmp_path: 
     assert elapsed < 2.0, f"the hook took {elapsed:.2f} s"
     wait_for(lambda: calls(record))
     assert calls(record) == [{"argv": ["index", "--harness", "claude"], "funes_home": str(funes_home)}]
-    spooled = sorted(p.name for p in (funes_home / "spool" / "claude").iterdir())
+    assert (funes_home / "spool" / "claude" / ".dirty").exists(), "marked for the indexer's re-check"
+    spooled = sorted(p.name for p in (funes_home / "spool" / "claude").glob("*.funes.jsonl"))
     assert spooled == [f"{PARENT}.funes.jsonl"], "Stop converts the session, not its subagents"
     assert len(read_turns_file(funes_home / "spool" / "claude" / spooled[0]).turns) == 4
-    wait_for(lambda: "index exited 0" in log_of(funes_home))
+    assert "worker" in log_of(funes_home)
 
 
 def test_subagent_stop_converts_the_subagent_named_by_the_event(project: Path, tmp_path: Path) -> None:
@@ -120,7 +134,7 @@ def test_subagent_stop_converts_the_subagent_named_by_the_event(project: Path, t
     }
     assert run_hook(funes_home, funes, event).returncode == 0
     wait_for(lambda: calls(record))
-    names = sorted(p.name for p in (funes_home / "spool" / "claude").iterdir())
+    names = sorted(p.name for p in (funes_home / "spool" / "claude").glob("*.funes.jsonl"))
     assert names == [f"{PARENT}-agent-a4f2e91.funes.jsonl"]
 
 
@@ -142,7 +156,7 @@ def test_which_transcripts_each_event_converts(
         "sub": str(project / PARENT / "subagents" / "agent-a4f2e91.jsonl"),
         "missing": str(project / "gone.jsonl"),
     }
-    chosen = hook._targets(event, paths["main"], paths[agent] if agent else None)
+    chosen = hook.targets(event, paths["main"], paths[agent] if agent else None)
     assert chosen == [paths[name] for name in expected]
 
 
@@ -152,7 +166,7 @@ def test_session_end_converts_the_session_and_its_subagents(project: Path, tmp_p
     event = {"hook_event_name": "SessionEnd", "transcript_path": str(project / f"{PARENT}.jsonl")}
     assert run_hook(funes_home, funes, event).returncode == 0
     wait_for(lambda: calls(record))
-    names = sorted(p.name for p in (funes_home / "spool" / "claude").iterdir())
+    names = sorted(p.name for p in (funes_home / "spool" / "claude").glob("*.funes.jsonl"))
     assert names == [f"{PARENT}-agent-a4f2e91.funes.jsonl", f"{PARENT}.funes.jsonl"]
 
 
@@ -189,59 +203,24 @@ def test_a_broken_funes_home_still_exits_zero(tmp_path: Path, project: Path) -> 
     assert done.returncode == 0 and done.stdout == b""
 
 
-def test_bad_arguments_never_fail_the_agent() -> None:
-    assert hook.main(["--nonsense"]) == 0
-
-
-def test_the_worker_retries_while_another_index_holds_the_store(project: Path, tmp_path: Path) -> None:
-    body = (
-        "calls = len(record.read_text().splitlines())\n"
-        "if calls == 1:\n"
-        "    print('funes: another funes index is running (pid 1); retry in a moment', file=sys.stderr)\n"
-        "    sys.exit(75)\n"
-        "spool = pathlib.Path(os.environ['FUNES_HOME']) / 'spool' / 'claude'\n"
-        "for spooled in spool.glob('*.funes.jsonl'):\n"
-        "    spooled.unlink()\n"
+def test_unknown_arguments_never_fail_the_agent(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "funes_claude.hook", "--nonsense"],
+        input=b"{}",
+        capture_output=True,
+        env=dict(os.environ, HOME=str(tmp_path), FUNES_HOME=str(tmp_path / "fh")),
+        timeout=30,
     )
-    funes, record = fake_funes(tmp_path, body)
-    funes_home = tmp_path / "funes-home"
-    code = hook.run_worker(str(funes_home), [str(funes)], "Stop", str(project / f"{PARENT}.jsonl"), None)
-    assert code == 0
-    assert len(calls(record)) == 2, "busy once, then drained"
-    index_log = (funes_home / "logs" / hook.INDEX_LOG).read_text(encoding="utf-8")
-    assert "another funes index is running" in index_log
-
-
-def test_the_worker_does_not_retry_other_failures(project: Path, tmp_path: Path) -> None:
-    funes, record = fake_funes(
-        tmp_path, "print('funes: the model is missing', file=sys.stderr)\nsys.exit(1)\n"
-    )
-    funes_home = tmp_path / "funes-home"
-    code = hook.run_worker(str(funes_home), [str(funes)], "Stop", str(project / f"{PARENT}.jsonl"), None)
-    assert code == 1 and len(calls(record)) == 1
-    assert "index exited 1" in log_of(funes_home)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
 
 
 def test_an_unchanged_spool_is_not_indexed_again(project: Path, tmp_path: Path) -> None:
     funes, record = fake_funes(tmp_path)
     funes_home = tmp_path / "funes-home"
-    transcript = str(project / f"{PARENT}.jsonl")
-    assert hook.run_worker(str(funes_home), [str(funes)], "Stop", transcript, None) == 0
-    assert hook.run_worker(str(funes_home), [str(funes)], "Stop", transcript, None) == 0
+    event = {"hook_event_name": "Stop", "transcript_path": str(project / f"{PARENT}.jsonl")}
+    assert run_hook(funes_home, funes, event).returncode == 0
+    wait_for(lambda: calls(record))
+    assert run_hook(funes_home, funes, event).returncode == 0
+    wait_for(lambda: log_of(funes_home).count("worker") == 2)
+    time.sleep(1.0)
     assert len(calls(record)) == 1, "the second run found the spool file already written"
-    assert "spool already up to date" in log_of(funes_home)
-
-
-def test_logs_are_private_and_rotated(tmp_path: Path) -> None:
-    funes_home = tmp_path / "funes-home"
-    hook._log(str(funes_home), "first")
-    log = funes_home / "logs" / hook.HOOK_LOG
-    assert oct(log.stat().st_mode & 0o777) == "0o600"
-    assert oct((funes_home / "logs").stat().st_mode & 0o777) == "0o700"
-    with log.open("ab") as fh:
-        fh.write(b"x" * (hook._LOG_LIMIT + 1))
-    hook._log(str(funes_home), "second")
-    assert log.read_text(encoding="utf-8").endswith("second\n") and log.stat().st_size < 200
-    assert (funes_home / "logs" / (hook.HOOK_LOG + ".1")).exists()
-    os.chmod(log, 0o400)
-    hook._log(str(funes_home), "unwritable: ignored")  # never raises

@@ -58,6 +58,7 @@ def test_the_hook_runs_this_interpreter_with_the_funes_home_and_command(ctx: Ins
     argv = hook_argv(ctx)
     assert argv == [
         sys.executable,
+        "-I",
         "-m",
         "funes_claude.hook",
         "--funes-home",
@@ -196,7 +197,7 @@ def test_the_file_entry_is_exactly_what_claude_mcp_add_writes(ctx: InstallContex
 def test_a_funes_server_the_user_registered_for_something_else_is_left_alone(ctx: InstallContext) -> None:
     theirs = {"mcpServers": {"funes": {"type": "stdio", "command": "npx", "args": ["funes-weather"]}}}
     state(ctx).write_text(json.dumps(theirs), encoding="utf-8")
-    with pytest.raises(ConfigError, match="does not run funes"):
+    with pytest.raises(ConfigError, match="funes-claude did not write it"):
         ClaudeToolRegistrar().register(ctx)
     assert not ClaudeToolRegistrar().unregister(ctx).changed
     assert json.loads(state(ctx).read_text(encoding="utf-8")) == theirs

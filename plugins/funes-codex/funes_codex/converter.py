@@ -38,65 +38,21 @@ Three decisions go beyond the letter of §8.5, each documented in the README:
 from __future__ import annotations
 
 import json
-import re
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from funes_codex.paths import codex_home
-from funes_core import Block, Capabilities, Converter, SessionRef, Turn, format_ts
+from funes_codex.agent import CODEX
+from funes_core import Block, Converter, SessionRef, Turn, clean_id, compact_json, is_blank, parse_ts
 
-__all__ = ["SKIPPED_ROLES", "CodexConverter", "parse_ts"]
+__all__ = ["SKIPPED_ROLES", "CodexConverter"]
 
 #: Message roles that are Codex's own instructions, not part of the conversation (see above).
 SKIPPED_ROLES = frozenset({"developer", "system"})
 
 _EPOCH = "1970-01-01T00:00:00Z"
-_UTC_Z = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
-#: Unicode White_Space (what Rust's ``trim`` removes): a block made only of these is blank.
-_WHITE_SPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"  # noqa: E501
 _TEXT_PARTS = frozenset({"input_text", "output_text"})
 _CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-
-
-def parse_ts(value: object) -> str | None:
-    """A rollout timestamp as RFC 3339 UTC with ``Z``; ``None`` when it is not one.
-
-    Codex writes ``2026-11-29T12:58:41.554Z``, which is kept byte for byte. A timestamp with
-    an offset (or none, taken as UTC) is converted; anything else gives ``None``.
-    """
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    except ValueError:
-        return None
-    if _UTC_Z.fullmatch(text):
-        return text
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    try:
-        return format_ts(moment)
-    except (OverflowError, ValueError):
-        return None
-
-
-def _blank(text: str) -> bool:
-    return not text.strip(_WHITE_SPACE)
-
-
-def _clean_id(value: object) -> str | None:
-    """A session id usable in the turns format (non-empty, no ``:``), or ``None``."""
-    if not isinstance(value, str):
-        return None
-    text = value.strip().replace(":", "-")
-    return text or None
-
-
-def _compact(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _envelope(raw: bytes) -> dict[str, Any] | None:
@@ -140,14 +96,14 @@ def _identify(path: Path) -> str | None:
                 if env is None or _payload(env) is None:
                     continue
                 if env["type"] == "session_meta":
-                    found = _clean_id(env["payload"].get("id"))
+                    found = clean_id(env["payload"].get("id"))
                     if found:
                         return found
                 elif env["type"] == "response_item":
                     turns_seen = True
     except OSError:
         return None
-    return _clean_id(path.name.removesuffix(".jsonl")) if turns_seen else None
+    return clean_id(path.name.removesuffix(".jsonl")) if turns_seen else None
 
 
 def _tool_name(payload: dict[str, Any]) -> str | None:
@@ -165,17 +121,13 @@ def _call_id(payload: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-class CodexConverter(Converter):
+class CodexConverter(Converter, agent=CODEX):
     """Finds Codex rollouts under ``$CODEX_HOME/sessions`` and converts them (module docstring)."""
 
-    id = "codex"
-    label = "Codex"
-    contract_version = 1
-    capabilities = Capabilities(discover=True, memory_binding=True)
     contract_fixtures = "funes_codex.contract_fixtures"
 
     def session_roots(self, home: Path) -> list[Path]:
-        return [codex_home(home) / "sessions"]
+        return [self.where("sessions", home)]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
         refs: list[SessionRef] = []
@@ -195,14 +147,14 @@ class CodexConverter(Converter):
         envelopes = _envelopes(ref.path)
         metas = [p for e in envelopes if e["type"] == "session_meta" and (p := _payload(e)) is not None]
         meta = metas[0] if metas else {}
-        named = next((found for m in metas if (found := _clean_id(m.get("id")))), None)
-        session_id = named or _clean_id(ref.path.name.removesuffix(".jsonl")) or "session"
+        named = next((found for m in metas if (found := clean_id(m.get("id")))), None)
+        session_id = named or clean_id(ref.path.name.removesuffix(".jsonl")) or "session"
         cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) and meta.get("cwd") else None
-        last_ts = parse_ts(meta.get("timestamp")) or _EPOCH
+        last_ts = parse_ts(meta.get("timestamp"), verbatim_utc=True) or _EPOCH
         calls: dict[str, str] = {}
         turns: list[Turn] = []
         for env in envelopes:
-            ts = parse_ts(env.get("timestamp")) or last_ts
+            ts = parse_ts(env.get("timestamp"), verbatim_utc=True) or last_ts
             last_ts = ts
             payload = _payload(env)
             if env["type"] != "response_item" or payload is None:
@@ -258,10 +210,10 @@ class CodexConverter(Converter):
         elif isinstance(kind, str) and kind in _CALLS:
             role = "assistant"
             raw = payload.get(_CALLS[kind])
-            if isinstance(raw, str) and not _blank(raw):
+            if isinstance(raw, str) and not is_blank(raw):
                 text = raw
             else:  # absent or empty: the call still happened, with no arguments
-                text = "{}" if raw is None or isinstance(raw, str) else _compact(raw)
+                text = "{}" if raw is None or isinstance(raw, str) else compact_json(raw)
             name = _tool_name(payload)
             call_id = _call_id(payload)
             if call_id and name:
@@ -270,11 +222,11 @@ class CodexConverter(Converter):
         elif kind in _OUTPUTS:
             role = "tool"
             output = payload.get("output")
-            text = output if isinstance(output, str) else ("" if output is None else _compact(output))
+            text = output if isinstance(output, str) else ("" if output is None else compact_json(output))
             call_id = _call_id(payload)
             name = calls.get(call_id) if call_id else None
             blocks.append(Block("tool_result", text, tool_name=name, tool_use_id=call_id))
         else:
             return None
-        kept = [b for b in blocks if not _blank(b.text)]
+        kept = [b for b in blocks if not is_blank(b.text)]
         return (role, kept) if kept else None

@@ -1,25 +1,17 @@
-"""funes-codex passes the whole funes plugin contract: the kit's classes, subclassed."""
+"""funes-memory-codex passes the whole funes plugin contract: the kit's classes, pointed at this plugin."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from funes_codex import CodexConverter, CodexHookInstaller, CodexToolRegistrar
-from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
+from funes_contracts import PluginContract
 
 FIXTURES = Path(__file__).resolve().parents[1] / "funes_codex" / "contract_fixtures"
 
 
-class TestCodexConverter(ConverterContract):
+class TestCodex(PluginContract):
     converter_cls = CodexConverter
-    fixtures_dir = FIXTURES
-
-
-class TestCodexHookInstaller(HookInstallerContract):
     installer_cls = CodexHookInstaller
-    config_home = FIXTURES / "config-home"
-
-
-class TestCodexToolRegistrar(ToolRegistrarContract):
     registrar_cls = CodexToolRegistrar
-    config_home = FIXTURES / "config-home"
+    fixtures_dir = FIXTURES

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from funes_codex.converter import SKIPPED_ROLES, CodexConverter, parse_ts
-from funes_core import SessionRef, Turn, parse_line, turns_to_jsonl
+from funes_codex.converter import SKIPPED_ROLES, CodexConverter
+from funes_core import SessionRef, Turn, parse_line, parse_ts, turns_to_jsonl
 
 SAMPLE = (
     Path(__file__).resolve().parents[3].parent
@@ -197,12 +197,13 @@ def test_timestamps(tmp_path: Path) -> None:
         ("2026-11-29T12:58:41", "2026-11-29T12:58:41Z"),
         ("2026-02-30T00:00:00Z", None),
         ("", None),
-        (1795957121, None),
+        (1795957121, "2026-11-29T12:58:41Z"),
         (None, None),
     ],
 )
 def test_parse_ts(value: object, expected: str | None) -> None:
-    assert parse_ts(value) == expected
+    """Rollout times go through the core's parser, keeping Codex's own UTC text as written."""
+    assert parse_ts(value, verbatim_utc=True) == expected
 
 
 def test_sessions_in_a_folder_reads_only_rollouts(tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from funes_codex.hook import find_rollout, main, worker_argv
+from funes_codex.hook import find_rollout, locate
+from funes_core import HookSources
 
 SID = "01a22762-e11b-7130-b1e4-fdc7dc5fd268"
 
@@ -34,7 +35,9 @@ def rollout(codex_home: Path, day: str, sid: str = SID) -> Path:
 
 def test_transcript_path_wins(tmp_path: Path) -> None:
     given = rollout(tmp_path, "2026/03/01")
-    assert find_rollout({"transcript_path": str(given), "session_id": "other"}, tmp_path) == given
+    assert (
+        find_rollout({"transcript_path": str(given), "session_id": "other"}, tmp_path / "sessions") == given
+    )
 
 
 def test_the_session_id_finds_the_newest_rollout_when_the_path_is_missing(tmp_path: Path) -> None:
@@ -42,26 +45,20 @@ def test_the_session_id_finds_the_newest_rollout_when_the_path_is_missing(tmp_pa
     newest = rollout(tmp_path, "2026/03/01")
     rollout(tmp_path, "2026/03/02", sid="another-session")
     event = {"transcript_path": str(tmp_path / "never-written.jsonl"), "session_id": SID}
-    assert find_rollout(event, tmp_path) == newest
+    assert find_rollout(event, tmp_path / "sessions") == newest
 
 
 @pytest.mark.parametrize("sid", ["", "../../etc", "a*b", None, 42])
 def test_unusable_session_ids_find_nothing(tmp_path: Path, sid: object) -> None:
     rollout(tmp_path, "2026/03/01")
-    assert find_rollout({"session_id": sid}, tmp_path) is None
+    assert find_rollout({"session_id": sid}, tmp_path / "sessions") is None
 
 
-def test_the_worker_converts_into_the_spool_and_indexes() -> None:
-    argv = worker_argv(["/opt/funes"], Path("/r/rollout.jsonl"), Path("/fh"))
-    assert argv == [
-        "/opt/funes",
-        "integrations",
-        "convert",
-        "codex",
-        "/r/rollout.jsonl",
-        "/fh/spool/codex",
-        "--index",
-    ]
+def test_the_event_is_located_in_the_codex_home_of_the_agents_environment(tmp_path: Path) -> None:
+    newest = rollout(tmp_path / "codex", "2026/03/01")
+    environ = {"HOME": str(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "codex")}
+    assert locate({"session_id": SID}, environ) == HookSources((str(newest),))
+    assert locate({"session_id": SID}, {"HOME": str(tmp_path / "home")}) is None
 
 
 def run_hook(tmp_path: Path, stdin: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], float]:
@@ -99,7 +96,6 @@ def test_the_hook_starts_funes_detached_and_returns_at_once(tmp_path: Path) -> N
             "convert",
             "codex",
             str(given),
-            str(funes_home / "spool" / "codex"),
             "--index",
         ],
         "funes_home": str(funes_home),
@@ -112,7 +108,7 @@ def test_the_hook_always_exits_zero_quietly(tmp_path: Path, stdin: str) -> None:
     funes_home = tmp_path / "fh"
     done, _ = run_hook(tmp_path, stdin, "--funes-home", str(funes_home), "--", "/nonexistent/funes")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert "no rollout found" in (funes_home / "logs" / "hook-codex.log").read_text(encoding="utf-8")
+    assert "no transcript to convert" in (funes_home / "logs" / "codex-hook.log").read_text(encoding="utf-8")
 
 
 def test_a_funes_that_cannot_start_is_logged_not_raised(tmp_path: Path) -> None:
@@ -127,10 +123,27 @@ def test_a_funes_that_cannot_start_is_logged_not_raised(tmp_path: Path) -> None:
         str(tmp_path / "missing-funes"),
     )
     assert done.returncode == 0
-    assert "cannot start" in (funes_home / "logs" / "hook-codex.log").read_text(encoding="utf-8")
+    assert "failed: FileNotFoundError" in (funes_home / "logs" / "codex-hook.log").read_text(encoding="utf-8")
 
 
-def test_main_without_a_funes_command_only_logs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "stdin", None)
-    assert main(["--funes-home", str(tmp_path)]) == 0
-    assert "no funes command" in (tmp_path / "logs" / "hook-codex.log").read_text(encoding="utf-8")
+def test_without_a_recorded_command_the_hook_runs_funes_bin(tmp_path: Path) -> None:
+    fake = tmp_path / "fake-funes"
+    fake.write_text(FAKE_FUNES.format(python=sys.executable), encoding="utf-8")
+    fake.chmod(0o755)
+    record = tmp_path / "record.json"
+    given = rollout(tmp_path / "codex", "2026/03/01")
+    env = dict(os.environ, HOME=str(tmp_path / "home"), FUNES_BIN=f"{fake} {record}")
+    env["FUNES_HOME"] = str(tmp_path / "fh")
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "funes_codex.hook"],
+        input=json.dumps({"transcript_path": str(given)}),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert done.returncode == 0
+    deadline = time.monotonic() + 10
+    while not record.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert json.loads(record.read_text(encoding="utf-8"))["funes_home"] == str(tmp_path / "fh")

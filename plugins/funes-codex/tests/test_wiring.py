@@ -1,4 +1,7 @@
-"""funes-codex's wiring in detail: byte-exact TOML and JSON edits, ownership, CODEX_HOME."""
+"""funes-codex's wiring in detail: what Codex needs, ownership, CODEX_HOME.
+
+The TOML editor itself is tested in the core: tests/test_configedit_toml.py.
+"""
 
 from __future__ import annotations
 
@@ -10,71 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from funes_codex.paths import codex_home, codex_home_for
-from funes_codex.tomledit import Block, MarkedLine, TomlEditError
+from funes_codex.agent import CODEX
 from funes_codex.wiring import GRACE_MS, HOOK_MODULE, CodexHookInstaller, CodexToolRegistrar, hook_command
 from funes_core import ConfigError, InstallContext, WiringState
-
-BLOCK = Block(("mcp_servers", "funes"), "# test marker: ours")
-LINE = MarkedLine("mcp_optional_startup_grace_ms", "# test marker: ours too")
-VALUES = {"command": "/opt/funes", "args": ["mcp", "team/m"], "env": {"FUNES_HOME": "/x y"}, "n": 3}
-
-ORIGINALS = [
-    "",
-    "\n",
-    "# only a comment\n",
-    'model = "o3"\n',
-    'model = "o3"',
-    "[tui]\nx = 1\n",
-    "[tui]\nx = 1",
-    '# header\nmodel = "o3"   # inline\n\n# about the proxy\n[model_providers.p]\nname = "P"\n',
-    'model = "o3"\r\n\r\n[mcp_servers.a]\r\ncommand = "a"\r\n',
-    '[mcp_servers]\n\n[mcp_servers.a]\ncommand = "a"\nargs = ["--x"]   # keep me\n',
-    'notify = [\n  "a",\n  # inside\n]\n\n[tui]\nx = 1\n',
-    'text = """\n[not.a.header]\n# not a comment\n"""\n[real]\ny = 2\n',
-    'title = "ünïcödé ✓"\n\n[[servers]]\nname = "a"\n\n[[servers]]\nname = "b"\n\n\n',
-]
-
-
-@pytest.mark.parametrize("original", ORIGINALS)
-def test_block_and_line_come_out_exactly_as_they_went_in(original: str) -> None:
-    with_block = BLOCK.insert(original, VALUES)
-    both = LINE.insert(with_block, GRACE_MS)
-    data = tomllib.loads(both)
-    assert data["mcp_servers"]["funes"] == VALUES
-    assert data["mcp_optional_startup_grace_ms"] == GRACE_MS
-    assert BLOCK.is_ours(both) and LINE.is_ours(both)
-    for line in original.splitlines():
-        assert line in both.splitlines(), f"lost {line!r}"
-    assert BLOCK.remove(LINE.remove(both)) == original
-    assert LINE.remove(LINE.insert(original, 1)) == original
-    assert BLOCK.remove(BLOCK.insert(original, VALUES)) == original
-
-
-def test_the_line_goes_after_the_last_top_level_key_not_into_the_next_table() -> None:
-    text = LINE.insert("a = 1\n\n# about t\n[t]\nb = 2\n", 5)
-    assert (
-        text == "a = 1\nmcp_optional_startup_grace_ms = 5  # test marker: ours too\n\n# about t\n[t]\nb = 2\n"
-    )
-
-
-def test_a_block_after_an_inline_mcp_servers_table_is_refused() -> None:
-    with pytest.raises(TomlEditError):
-        BLOCK.insert('mcp_servers = { a = { command = "a" } }\n', VALUES)
-
-
-def test_a_table_without_our_marker_is_not_ours() -> None:
-    text = '[mcp_servers.funes]\ncommand = "funes"\nargs = ["mcp"]\n'
-    assert BLOCK.value(text) == {"command": "funes", "args": ["mcp"]}
-    assert not BLOCK.is_ours(text)
-    assert BLOCK.remove(text) == text
-    assert not LINE.is_ours("mcp_optional_startup_grace_ms = 1\n")
-
-
-def test_removal_after_the_user_added_to_our_block_still_takes_only_our_table() -> None:
-    text = BLOCK.insert("[tui]\nx = 1\n", VALUES) + "\n[mine]\nz = 1\n"
-    assert tomllib.loads(BLOCK.remove(text)) == {"tui": {"x": 1}, "mine": {"z": 1}}
-
 
 # -- the registrar ------------------------------------------------------------------------------
 
@@ -179,10 +120,14 @@ def test_hooks_under_a_non_object_are_refused(ctx: InstallContext) -> None:
 def test_codex_home_applies_to_the_process_home_only(tmp_path: Path) -> None:
     me = tmp_path / "me"
     environ = {"HOME": str(me), "CODEX_HOME": str(tmp_path / "ch")}
-    assert codex_home(me, environ) == tmp_path / "ch"
-    assert codex_home(tmp_path / "someone-else", environ) == tmp_path / "someone-else" / ".codex"
-    assert codex_home(me, {"HOME": str(me)}) == me / ".codex"
-    assert codex_home_for(tmp_path / "x", {"CODEX_HOME": str(tmp_path / "pinned")}) == tmp_path / "pinned"
+    assert CODEX.locate("home", me, environ=environ).path == tmp_path / "ch"
+    assert CODEX.locate("home", me, environ=environ).source == "CODEX_HOME"
+    assert (
+        CODEX.path("home", tmp_path / "someone-else", environ=environ) == tmp_path / "someone-else" / ".codex"
+    )
+    assert CODEX.locate("home", me, environ={"HOME": str(me)}).source == "default"
+    pinned = CODEX.path("home", tmp_path / "x", {"CODEX_HOME": str(tmp_path / "pinned")}, environ={})
+    assert pinned == tmp_path / "pinned"
 
 
 def test_a_context_naming_its_codex_home_is_wired_there(ctx: InstallContext, tmp_path: Path) -> None:

@@ -1,39 +1,29 @@
-"""Hook implementations of funes-echo: what the ``funes`` entry point loads.
+"""Hook implementations of funes-echo: what the ``funes`` entry point loads on every start.
 
-Keep this module cheap to import: funes loads it on every start. The classes it registers
-import only ``funes_core``'s public API; the command's imports happen when it runs.
+Keep this module cheap to import: the classes it registers import only ``funes_core``'s public
+API and the core's config helpers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from funes_core import Converter, HookInstaller, ToolRegistrar, hookimpl
-from funes_echo.converter import EchoConverter
-from funes_echo.wiring import EchoHookInstaller, EchoToolRegistrar
+from funes_core import hookimpl, integration_hooks
 
 if TYPE_CHECKING:
     import typer
 
-
-@hookimpl
-def funes_register_converters() -> Iterable[type[Converter]]:
-    return [EchoConverter]
-
-
-@hookimpl
-def funes_register_hook_installers() -> Iterable[type[HookInstaller]]:
-    return [EchoHookInstaller]
-
-
-@hookimpl
-def funes_register_tool_registrars() -> Iterable[type[ToolRegistrar]]:
-    return [EchoToolRegistrar]
+#: The three registration hooks, from the part classes (imported when funes asks for them).
+funes_register_converters, funes_register_hook_installers, funes_register_tool_registrars = integration_hooks(
+    "funes_echo.converter:EchoConverter",
+    "funes_echo.wiring:EchoHookInstaller",
+    "funes_echo.wiring:EchoToolRegistrar",
+)
 
 
 @hookimpl
 def funes_register_commands(app: typer.Typer) -> None:
+    """``funes echo sessions``: the worked example of a plugin command (the hook's reference use)."""
     import typer
 
     echo_app = typer.Typer(
@@ -44,11 +34,13 @@ def funes_register_commands(app: typer.Typer) -> None:
     def sessions() -> None:
         """List echo's sessions on this machine, newest first."""
         from funes_core import InstallContext
+        from funes_echo.converter import EchoConverter
 
         home = InstallContext.from_environment().home
-        refs = EchoConverter().discover(home)
+        converter = EchoConverter()
+        refs = converter.discover(home)
         if not refs:
-            typer.echo(f"no echo sessions under {home / '.echo' / 'sessions'}")
+            typer.echo(f"no echo sessions under {converter.session_roots(home)[0]}")
         for ref in refs:
             typer.echo(f"{ref.session_id}\t{ref.path}")
 

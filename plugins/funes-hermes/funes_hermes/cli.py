@@ -1,24 +1,21 @@
-"""``funes hermes …``: the commands funes-hermes adds to the funes CLI.
+"""``funes hermes hook``: what configs written by funes-hermes 0.1 run after each turn (kept working).
 
-Imported only while funes builds its CLI (``funes_register_commands``), never by the classes the
-plugin registers, so loading the plugin stays cheap.
+Newer installs record ``python -I -m funes_hermes.hook`` (faster: no funes start-up); this command
+does the same through the core's hook runtime, so a Hermes config that was not refreshed yet (its
+status says ``outdated``) still indexes every turn. Imported only while funes builds its CLI.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from funes_core import InstallContext
-
 __all__ = ["app"]
 
 app = typer.Typer(
-    name="hermes", help="Commands of the Hermes integration (funes-hermes).", no_args_is_help=True
+    name="hermes", help="Commands of the Hermes integration (funes-memory-hermes).", no_args_is_help=True
 )
 
 
@@ -34,21 +31,9 @@ def hook(
     Always exits 0, so a memory problem never disturbs Hermes; problems are written to
     $FUNES_HOME/logs/hermes-hook.log.
     """
-    from funes_hermes.hook import run
+    from funes_core import InstallContext, run_hook
+    from funes_hermes.hook import locate
 
-    home = funes_home or InstallContext.from_environment().funes_home
-    raise typer.Exit(run(sys.stdin.buffer.read(), home.expanduser().absolute(), os.environ))
-
-
-@app.command("sessions")
-def sessions() -> None:
-    """List Hermes' sessions on this machine, newest first."""
-    from funes_hermes.converter import HermesConverter
-
-    home = InstallContext.from_environment().home
-    converter = HermesConverter()
-    refs = converter.discover(home)
-    if not refs:
-        typer.echo(f"no Hermes sessions in {converter.session_roots(home)[0]}")
-    for ref in refs:
-        typer.echo(f"{ref.session_id}\t{ref.path}")
+    home = ["--funes-home", str(funes_home)] if funes_home else []
+    this_funes = InstallContext.from_environment().funes_command  # the funes Hermes just started
+    raise typer.Exit(run_hook("hermes", locate, [*home, "--", *this_funes]))

@@ -14,7 +14,6 @@ The rules (see README.md for the full mapping):
 * a row that cannot be read (text that is not UTF-8, a role that is not text) is skipped and
   touches nothing else; a torn value (a half-written ``tool_calls``) is kept verbatim.
 
-Standard library only: the per-turn hook imports this module on every Hermes turn.
 """
 
 from __future__ import annotations
@@ -25,12 +24,11 @@ import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from funes_core import Block, Capabilities, Converter, SessionRef, Turn, format_ts
-from funes_hermes.paths import STATE_DB, hermes_home
+from funes_core import Block, Converter, SessionRef, Turn, is_blank, parse_ts
+from funes_hermes.agent import HERMES, STATE_DB
 
 __all__ = ["SESSION_ID", "HermesConverter", "open_readonly"]
 
@@ -39,11 +37,6 @@ SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _EPOCH = "1970-01-01T00:00:00Z"
 #: Hermes stores structured (multimodal) content as this prefix plus JSON.
 _JSON_CONTENT = "\x00json:"
-#: Unicode White_Space: a block holding only these is blank (Python's isspace() is broader).
-_WHITE_SPACE = frozenset(
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000"
-)
 #: Columns a messages table must have to be Hermes'; the others are optional (older schemas).
 _REQUIRED = ("id", "session_id", "role", "content")
 _OPTIONAL = ("tool_call_id", "tool_calls", "tool_name", "timestamp", "reasoning", "reasoning_content")
@@ -58,12 +51,17 @@ class _Unreadable(Exception):
 def open_readonly(path: Path) -> Iterator[sqlite3.Connection | None]:
     """A read-only connection to ``path`` (``None`` when it is not a database we can open).
 
-    ``mode=ro`` goes through SQLite's own locking, so rows Hermes is committing right now are
-    either wholly visible or not at all; that is the point of reading in place instead of
-    copying a WAL database file by file.
+    While Hermes runs (its write-ahead log exists), ``mode=ro`` goes through SQLite's own locking,
+    so rows Hermes is committing right now are either wholly visible or not at all; that is the
+    point of reading in place instead of copying a WAL database file by file.
     """
+    # With no write-ahead log beside it, nothing is being written: open the file as immutable, so
+    # SQLite creates no -wal/-shm files in the user's Hermes home (a reader must leave no trace).
+    live = path.with_name(path.name + "-wal").exists()
     try:
-        conn = sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True, timeout=5)
+        conn = sqlite3.connect(
+            path.absolute().as_uri() + ("?mode=ro" if live else "?immutable=1"), uri=True, timeout=5
+        )
     except sqlite3.Error:
         yield None
         return
@@ -103,10 +101,6 @@ def _clean(text: str) -> str:
     return text
 
 
-def _blank(text: str) -> bool:
-    return all(ch in _WHITE_SPACE for ch in text)
-
-
 def _compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -125,12 +119,7 @@ def _epoch(value: object) -> float | None:
 def _ts(value: object) -> str | None:
     """Epoch seconds as RFC 3339 UTC with ``Z``; ``None`` when missing or not a time."""
     seconds = _epoch(value)
-    if seconds is None:
-        return None
-    try:
-        return format_ts(datetime.fromtimestamp(seconds, tz=UTC))
-    except (OverflowError, OSError, ValueError):
-        return None
+    return None if seconds is None else parse_ts(seconds, epoch="s")
 
 
 def _texts(content: str | None) -> list[str]:
@@ -162,7 +151,7 @@ def _texts(content: str | None) -> list[str]:
 
 def _tool_uses(raw: str | None, names: dict[str, str]) -> list[Block]:
     """One tool_use block per OpenAI-style call; unparseable JSON is kept verbatim as one block."""
-    if raw is None or _blank(raw):
+    if raw is None or is_blank(raw):
         return []
     try:
         value = json.loads(raw)
@@ -203,17 +192,13 @@ def _tool_uses(raw: str | None, names: dict[str, str]) -> list[Block]:
     return blocks
 
 
-class HermesConverter(Converter):
+class HermesConverter(Converter, agent=HERMES):
     """Finds and converts the sessions Hermes keeps in ``state.db``."""
 
-    id = "hermes"
-    label = "Hermes"
-    contract_version = 1
-    capabilities = Capabilities(discover=True, memory_binding=True)
     contract_fixtures = "funes_hermes.contract_fixtures"
 
     def session_roots(self, home: Path) -> list[Path]:
-        return [hermes_home(home) / STATE_DB]
+        return [self.where("state", home)]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
         if path.is_file():
@@ -353,7 +338,7 @@ class HermesConverter(Converter):
         call_id = _decode(record["tool_call_id"])
         tool_name = _decode(record["tool_name"])
         reasoning = _decode(record["reasoning_content"])
-        if reasoning is None or _blank(reasoning):
+        if reasoning is None or is_blank(reasoning):
             reasoning = _decode(record["reasoning"])
         blocks: list[Block] = []
         if role == "user":
@@ -367,7 +352,7 @@ class HermesConverter(Converter):
             name = tool_name if tool_name else names.get(call_id or "")
             text = "\n".join(_clean(t) for t in _texts(content))
             blocks = [Block("tool_result", text, tool_name=name or None, tool_use_id=call_id or None)]
-        blocks = [b for b in blocks if not _blank(b.text)]
+        blocks = [b for b in blocks if not is_blank(b.text)]
         if not blocks:
             return None
         return role, blocks, _ts(record["timestamp"])

@@ -10,6 +10,7 @@ it, for a database :func:`make_earlier`, :func:`make_torn` and :func:`make_corru
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -80,20 +81,18 @@ def make_earlier(folder: Path) -> bool:
 
 
 def make_torn(folder: Path) -> bool:
-    """The newest row caught half-written: each of its text columns cut in half (JSON left invalid)."""
+    """The session while Hermes is writing its newest row: that row is not there yet.
+
+    SQLite commits a row whole or not at all, so a reader never sees half of one (a text cut in
+    the middle is what the JSON-lines formats tear into, not this one): the torn state of a
+    Hermes session is the session without the row being committed.
+    """
     done = False
     for conn in _databases(folder):
         newest = conn.execute("SELECT MAX(id) FROM messages").fetchone()[0]
         if newest is None:
             continue
-        columns = {c[1] for c in conn.execute("PRAGMA table_info(messages)")}
-        for column in ("content", "tool_calls", "reasoning", "reasoning_content"):
-            if column in columns:
-                conn.execute(
-                    f"UPDATE messages SET {column} = substr({column}, 1, length({column}) / 2) "
-                    f"WHERE id = ? AND typeof({column}) = 'text'",
-                    (newest,),
-                )
+        conn.execute("DELETE FROM messages WHERE id = ?", (newest,))
         done = True
     return done
 
@@ -120,3 +119,22 @@ def make_corrupt(folder: Path) -> bool:
 if __name__ == "__main__":
     for path in rebuild_fixtures():
         sys.stdout.write(f"{path}\n")
+
+
+def make_long(folder: Path, filler: str, expected: Path) -> bool:
+    """The longest message text the golden keeps, with ``filler`` appended to its content."""
+    kept = [
+        block.get("text", "")
+        for line in expected.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+        for block in json.loads(line).get("blocks", [])
+    ]
+    done = False
+    for conn in _databases(folder):
+        rows = conn.execute("SELECT id, content FROM messages WHERE typeof(content) = 'text'").fetchall()
+        usable = [(len(text), rid) for rid, text in rows if len(text) >= 8 and any(text in k for k in kept)]
+        if not usable:
+            continue
+        conn.execute("UPDATE messages SET content = content || ? WHERE id = ?", (filler, max(usable)[1]))
+        done = True
+    return done

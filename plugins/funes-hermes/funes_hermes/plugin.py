@@ -6,30 +6,19 @@ standard library until they edit a config, and the command imports its module wh
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from funes_core import Converter, HookInstaller, ToolRegistrar, hookimpl
-from funes_hermes.converter import HermesConverter
-from funes_hermes.wiring import HermesHookInstaller, HermesToolRegistrar
+from funes_core import hookimpl, integration_hooks
 
 if TYPE_CHECKING:
     import typer
 
-
-@hookimpl
-def funes_register_converters() -> Iterable[type[Converter]]:
-    return [HermesConverter]
-
-
-@hookimpl
-def funes_register_hook_installers() -> Iterable[type[HookInstaller]]:
-    return [HermesHookInstaller]
-
-
-@hookimpl
-def funes_register_tool_registrars() -> Iterable[type[ToolRegistrar]]:
-    return [HermesToolRegistrar]
+#: The three registration hooks, from the part classes (imported when funes asks for them).
+funes_register_converters, funes_register_hook_installers, funes_register_tool_registrars = integration_hooks(
+    "funes_hermes.converter:HermesConverter",
+    "funes_hermes.wiring:HermesHookInstaller",
+    "funes_hermes.wiring:HermesToolRegistrar",
+)
 
 
 @hookimpl

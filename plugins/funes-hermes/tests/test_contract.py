@@ -1,8 +1,7 @@
-"""funes-hermes passes the whole funes plugin contract: the kit's classes, subclassed.
+"""funes-memory-hermes passes the whole funes plugin contract: the kit's classes, pointed at this plugin.
 
-Hermes' transcripts are SQLite databases, not JSON lines, so the three variants the kit derives
-from each case (the session as it was earlier, a torn last record, an unreadable record) are
-made by :mod:`funes_hermes.fixtures`, in SQL on the copied ``state.db``.
+Hermes' transcripts are SQLite databases: the kit's variants (earlier, torn, corrupt, long) come
+from the functions in ``funes_hermes.contract_fixtures``, which the kit finds by itself.
 """
 
 from __future__ import annotations
@@ -11,10 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
-from funes_hermes import HermesConverter, HermesHookInstaller, HermesToolRegistrar, fixtures
-
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_hermes" / "contract_fixtures"
+from funes_contracts import PluginContract
+from funes_hermes import HermesConverter, HermesHookInstaller, HermesToolRegistrar
 
 
 @pytest.fixture(autouse=True)
@@ -23,25 +20,11 @@ def _no_hermes_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HERMES_HOME", raising=False)
 
 
-class TestHermesConverter(ConverterContract):
+FIXTURES = Path(__file__).resolve().parents[1] / "funes_hermes" / "contract_fixtures"
+
+
+class TestHermes(PluginContract):
     converter_cls = HermesConverter
-    fixtures_dir = FIXTURES
-
-    def make_earlier(self, folder: Path) -> bool:
-        return fixtures.make_earlier(folder)
-
-    def make_torn(self, folder: Path) -> bool:
-        return fixtures.make_torn(folder)
-
-    def make_corrupt(self, folder: Path) -> bool:
-        return fixtures.make_corrupt(folder)
-
-
-class TestHermesHookInstaller(HookInstallerContract):
     installer_cls = HermesHookInstaller
-    config_home = FIXTURES / "config-home"
-
-
-class TestHermesToolRegistrar(ToolRegistrarContract):
     registrar_cls = HermesToolRegistrar
-    config_home = FIXTURES / "config-home"
+    fixtures_dir = FIXTURES

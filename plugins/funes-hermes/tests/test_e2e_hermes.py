@@ -89,7 +89,7 @@ def test_a_real_hermes_session_recalls_and_is_remembered(tmp_path: Path) -> None
         run([str(FUNES), "index", str(REPO / "examples" / "sessions")], env)
         run([str(FUNES), "integrations", "install", "hermes"], env)
         wired = config.read_text(encoding="utf-8")
-        assert "hermes hook --funes-home" in wired and "funes: {command:" in wired
+        assert "funes_hermes.hook --funes-home" in wired and "funes: {command:" in wired
 
         started = time.monotonic()
         answer = run([str(hermes), "-z", NEW_PROMPT], env, cwd=project, stdin=subprocess.DEVNULL)

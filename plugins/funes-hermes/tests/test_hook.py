@@ -1,4 +1,4 @@
-"""The per-turn hook: Hermes' event on stdin in, one spool file out, indexing started, exit 0."""
+"""The per-turn hook: Hermes' event on stdin in, the right sessions located, the spool drained, exit 0."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from funes_core import read_turns_file
 from funes_hermes import hook
 from funes_hermes.fixtures import build_db
 
@@ -59,79 +58,56 @@ def env(tmp_path: Path) -> dict[str, str]:
     return out
 
 
-@pytest.fixture
-def spawned(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    calls: list[Path] = []
-    monkeypatch.setattr(hook, "spawn_index", lambda funes_home, environ: calls.append(funes_home))
-    return calls
+def test_the_turns_session_and_the_one_it_continues_are_located(env: dict[str, str]) -> None:
+    found = hook.locate(json.loads(event()), env)
+    assert found is not None
+    assert found.paths == (str(Path(env["HOME"]) / ".hermes" / "state.db"),)
+    assert found.sessions == (SID, PARENT)
 
 
-def spool(funes_home: Path) -> dict[str, list[str]]:
-    folder = funes_home / "spool" / "hermes"
-    return {
-        p.name: [t.turn_uuid for t in read_turns_file(p).turns] for p in sorted(folder.glob("*.funes.jsonl"))
-    }
-
-
-def test_the_turns_session_and_the_one_it_continues_are_spooled(
-    tmp_path: Path, env: dict[str, str], spawned: list[Path]
-) -> None:
-    funes_home = tmp_path / "fh"
-    assert hook.run(event(), funes_home, env) == 0
-    assert spool(funes_home) == {f"{SID}.funes.jsonl": ["3", "4"], f"{PARENT}.funes.jsonl": ["1", "2"]}
-    assert spawned == [funes_home]
-    assert oct((funes_home / "spool" / "hermes").stat().st_mode & 0o777) == "0o700"
-
-
-def test_nothing_new_starts_no_indexer(tmp_path: Path, env: dict[str, str], spawned: list[Path]) -> None:
-    hook.run(event(), tmp_path / "fh", env)
-    hook.run(event(), tmp_path / "fh", env)
-    assert len(spawned) == 1
-
-
-def test_hermes_home_of_the_hooks_environment_is_used(
-    tmp_path: Path, env: dict[str, str], spawned: list[Path]
-) -> None:
+def test_hermes_home_of_the_hooks_environment_is_used(tmp_path: Path, env: dict[str, str]) -> None:
     profile = tmp_path / "profiles" / "work"
     (Path(env["HOME"]) / ".hermes" / "state.db").rename(tmp_path / "moved.db")
     build_db(SQL, profile / "state.db")
-    hook.run(event(), tmp_path / "fh", {**env, "HERMES_HOME": str(profile)})
-    assert f"{SID}.funes.jsonl" in spool(tmp_path / "fh")
+    found = hook.locate(json.loads(event()), {**env, "HERMES_HOME": str(profile)})
+    assert found is not None and found.paths == (str(profile / "state.db"),)
+    assert hook.locate(json.loads(event()), env) is None, "no state.db in the default home any more"
 
 
 @pytest.mark.parametrize(
-    "stdin",
-    [b"", b"not json", b"[1]", json.dumps({"session_id": "../../etc/passwd"}).encode(), event("nope")],
+    "payload", [{}, {"session_id": "../../etc/passwd"}, {"session_id": 42}, {"session_id": ""}]
 )
-def test_bad_events_are_logged_and_still_exit_zero(
-    tmp_path: Path, env: dict[str, str], spawned: list[Path], stdin: bytes
-) -> None:
-    funes_home = tmp_path / "fh"
-    assert hook.run(stdin, funes_home, env) == 0
-    assert spawned == []
-    assert not (funes_home / "spool").exists()
-    assert (funes_home / "logs" / "hermes-hook.log").read_text().strip()
+def test_bad_events_locate_nothing(env: dict[str, str], payload: dict[str, object]) -> None:
+    assert hook.locate(payload, env) is None
 
 
-def test_a_failure_is_logged_never_raised(
-    tmp_path: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def boom(funes_home: Path, environ: object) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(hook, "spawn_index", boom)
-    assert hook.run(event(), tmp_path / "fh", env) == 0
-    assert "disk full" in (tmp_path / "fh" / "logs" / "hermes-hook.log").read_text()
+def _drained(funes_home: Path) -> None:
+    deadline = time.monotonic() + 60
+    spool = funes_home / "spool" / "hermes"
+    while (list(spool.glob("*.funes.jsonl")) or not (funes_home / "memory").exists()) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.2)
+    logs = funes_home / "logs"
+    assert not list((funes_home / "spool" / "hermes").glob("*.funes.jsonl")), "\n".join(
+        p.read_text() for p in logs.glob("*.log")
+    )
+    assert (funes_home / "memory").exists()
 
 
 @pytest.mark.slow
-def test_the_command_hermes_runs(tmp_path: Path, env: dict[str, str]) -> None:
-    """``funes hermes hook`` through funes' CLI: quick, exit 0, and the detached index drains the spool."""
+@pytest.mark.parametrize("how", ["module", "legacy-command"])
+def test_the_command_hermes_runs(tmp_path: Path, env: dict[str, str], how: str) -> None:
+    """Quick, exit 0, prints nothing, and the detached conversion and index drain the spool."""
     funes_home = tmp_path / "fh"
-    funes = Path(sys.executable).parent / "funes"
+    funes = str(Path(sys.executable).parent / "funes")
+    if how == "module":
+        argv = [sys.executable, "-I", "-m", "funes_hermes.hook", "--funes-home", str(funes_home), "--", funes]
+    else:  # what funes-hermes 0.1 recorded in config.yaml: still works until it is refreshed
+        argv = [funes, "hermes", "hook", "--funes-home", str(funes_home)]
     started = time.monotonic()
     done = subprocess.run(
-        [str(funes), "hermes", "hook", "--funes-home", str(funes_home)],
+        argv,
         input=event(),
         capture_output=True,  # as Hermes runs it: the pipes must close when the hook exits
         env={**env, "FUNES_EMBEDDER": "hash"},
@@ -142,10 +118,4 @@ def test_the_command_hermes_runs(tmp_path: Path, env: dict[str, str]) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == b"", "Hermes parses a hook's stdout: print nothing"
     assert elapsed < 10, f"the hook held Hermes for {elapsed:.1f}s"
-    deadline = time.monotonic() + 60
-    while list((funes_home / "spool" / "hermes").glob("*.funes.jsonl")) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not list((funes_home / "spool" / "hermes").glob("*.funes.jsonl")), (
-        funes_home / "logs" / "index-hermes.log"
-    ).read_text()
-    assert (funes_home / "memory").exists()
+    _drained(funes_home)

@@ -1,10 +1,14 @@
-"""funes-hermes' own wiring details: the YAML surgery on config.yaml, and what Hermes will read."""
+"""funes-hermes' own wiring details: what Hermes will read, ownership, HERMES_HOME, byte-exact removal.
+
+The YAML adapter's text surgery itself is tested in the core (tests/test_configedit_yaml.py).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,7 @@ import yaml  # type: ignore[import-untyped]
 
 from funes_core import ConfigError, InstallContext, WiringState
 from funes_hermes import HermesHookInstaller, HermesToolRegistrar
-from funes_hermes.yamledit import CREATED_LINE, EditError, Member, insert, remove
+from funes_hermes.wiring import HOOK_MODULE
 
 FUNES = ("/opt/funes/bin/funes",)
 
@@ -76,9 +80,7 @@ def test_install_then_remove_restores_every_byte(ctx: InstallContext, original: 
         "args": ["mcp"],
         "env": {"FUNES_HOME": str(ctx.funes_home)},
     }
-    assert {"command": f"{FUNES[0]} hermes hook --funes-home {ctx.funes_home}"} in data["hooks"][
-        "on_session_end"
-    ]
+    assert {"command": shlex.join(ctx.hook_argv(HOOK_MODULE))} in data["hooks"]["on_session_end"]
     before = yaml.safe_load(original) or {}
     for key, value in before.items():
         if key not in ("mcp_servers", "hooks"):
@@ -90,7 +92,6 @@ def test_install_then_remove_restores_every_byte(ctx: InstallContext, original: 
 
 def test_a_file_funes_created_is_deleted_again(ctx: InstallContext) -> None:
     both(ctx)
-    assert config(ctx).read_text().startswith(CREATED_LINE + "\n")
     assert oct(config(ctx).stat().st_mode & 0o777) == "0o600", "config.yaml may hold API keys"
     HermesHookInstaller().uninstall(ctx)
     HermesToolRegistrar().unregister(ctx)
@@ -119,10 +120,10 @@ def test_the_files_mode_is_kept_and_a_symlink_stays_a_symlink(ctx: InstallContex
     assert oct(real.stat().st_mode & 0o777) == "0o640"
 
 
-def test_the_hook_runs_funes_hermes_hook_with_this_funes_home(ctx: InstallContext) -> None:
+def test_the_hook_runs_the_hook_module_with_this_funes_home(ctx: InstallContext) -> None:
     HermesHookInstaller().install(ctx)
     entry = yaml.safe_load(config(ctx).read_text())["hooks"]["on_session_end"][0]
-    assert shlex.split(entry["command"]) == [*FUNES, "hermes", "hook", "--funes-home", str(ctx.funes_home)]
+    assert shlex.split(entry["command"]) == ctx.hook_argv(HOOK_MODULE)
     assert set(entry) == {"command"}, (
         "Hermes' default timeout (60 s) is plenty for a hook that returns at once"
     )
@@ -138,7 +139,7 @@ def test_paths_are_quoted_for_hermes_shlex_split(tmp_path: Path) -> None:
     HermesToolRegistrar().register(odd)
     data = yaml.safe_load(config(odd).read_text(encoding="utf-8"))
     argv = shlex.split(os.path.expanduser(data["hooks"]["on_session_end"][0]["command"]))
-    assert argv == ["/opt/my funes/funes", "hermes", "hook", "--funes-home", str(odd.funes_home)]
+    assert argv == odd.hook_argv(HOOK_MODULE)
     assert HermesToolRegistrar().registered_command(odd) == ["/opt/my funes/funes", "mcp"]
     assert config(odd).read_bytes().isascii()
 
@@ -149,7 +150,7 @@ def test_status_says_when_hermes_has_not_allowed_the_hook_yet(ctx: InstallContex
     assert "asks you to allow it" in outcome.summary
     status = installer.status(ctx)
     assert status.state is WiringState.WIRED and "not yet allowed" in status.detail
-    command = shlex.join([*FUNES, "hermes", "hook", "--funes-home", str(ctx.funes_home)])
+    command = shlex.join(ctx.hook_argv(HOOK_MODULE))
     allowlist = {"approvals": [{"event": "on_session_end", "command": command, "approved_at": "x"}]}
     (ctx.home / ".hermes" / "shell-hooks-allowlist.json").write_text(json.dumps(allowlist))
     assert "not yet allowed" not in installer.status(ctx).detail
@@ -177,7 +178,7 @@ def test_a_hook_the_user_wrote_is_kept(ctx: InstallContext) -> None:
     config(ctx).write_text(original)
     HermesHookInstaller().install(ctx)
     commands = [e["command"] for e in yaml.safe_load(config(ctx).read_text())["hooks"]["on_session_end"]]
-    assert commands[1] == "/usr/local/bin/notify" and "hermes hook" in commands[0]
+    assert commands[1] == "/usr/local/bin/notify" and HOOK_MODULE in commands[0]
     HermesHookInstaller().uninstall(ctx)
     assert config(ctx).read_text() == original
 
@@ -260,19 +261,11 @@ def test_hermes_home_and_context_overrides(tmp_path: Path, monkeypatch: pytest.M
     assert HermesHookInstaller().config_paths(pinned) == [Path("/x/h/config.yaml")]
 
 
-def test_edits_never_change_what_else_hermes_reads() -> None:
-    member = Member(("mcp_servers",), "funes", {"command": "f", "args": ["mcp"], "env": {"FUNES_HOME": "/h"}})
-    with pytest.raises(EditError, match="cannot be edited"):  # the alias would get funes' server too
-        insert("mcp_servers: &s\n  a: {command: x}\nbackup: *s\n", member)
-    text = insert('mcp_servers: {"a": {"command": "x"}}\n', member)
-    assert remove(text, member, lambda v: True) == 'mcp_servers: {"a": {"command": "x"}}\n'
-
-
 REWRITTEN_BY_HERMES = """\
 hooks:
   on_session_end:
     - command: /usr/local/bin/notify
-    - command: /opt/funes/bin/funes hermes hook --funes-home {fh}
+    - command: {hook}
 mcp_servers:
   funes:
     command: /opt/funes/bin/funes
@@ -292,7 +285,8 @@ display:
 def test_entries_are_still_recognised_after_hermes_rewrote_the_file(ctx: InstallContext) -> None:
     """``hermes config set``/``hermes mcp add`` re-write config.yaml: no markers, block style."""
     path = config(ctx)
-    path.write_text(REWRITTEN_BY_HERMES.format(fh=ctx.funes_home))
+    hook = shlex.join(ctx.hook_argv(HOOK_MODULE))
+    path.write_text(REWRITTEN_BY_HERMES.format(fh=ctx.funes_home, hook=hook))
     registrar, installer = HermesToolRegistrar(), HermesHookInstaller()
     assert registrar.status(ctx).state is WiringState.WIRED
     assert installer.status(ctx).state is WiringState.WIRED
@@ -309,15 +303,20 @@ def test_entries_are_still_recognised_after_hermes_rewrote_the_file(ctx: Install
 
 def test_a_rewritten_entry_for_another_funes_is_replaced(ctx: InstallContext) -> None:
     path = config(ctx)
-    path.write_text(REWRITTEN_BY_HERMES.format(fh="/elsewhere").replace("/opt/funes/bin/funes", "/old/funes"))
+    old_hook = "/old/funes hermes hook --funes-home /elsewhere"  # what funes-hermes 0.1 recorded
+    path.write_text(
+        REWRITTEN_BY_HERMES.format(fh="/elsewhere", hook=old_hook).replace(
+            "/opt/funes/bin/funes", "/old/funes"
+        )
+    )
     assert HermesToolRegistrar().status(ctx).state is WiringState.OUTDATED
     both(ctx)
     data = yaml.safe_load(path.read_text())
     assert data["mcp_servers"]["funes"]["command"] == FUNES[0]
-    assert [e["command"].split()[0] for e in data["hooks"]["on_session_end"]] == [
-        FUNES[0],
+    assert [shlex.split(e["command"])[0] for e in data["hooks"]["on_session_end"]] == [
+        sys.executable,
         "/usr/local/bin/notify",
-    ]
+    ], "the old hook is replaced (block lists get funes' entry first)"
 
 
 @pytest.mark.parametrize(

@@ -23,53 +23,26 @@ shifting anyone.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from funes_core import Block, Capabilities, Converter, SessionRef, Turn, format_ts
+from funes_core import (
+    Block,
+    Converter,
+    SessionRef,
+    Turn,
+    clean_id,
+    compact_json,
+    is_blank,
+    parse_ts,
+    read_json_lines,
+)
+from funes_pi.agent import PI
 from funes_pi.paths import agent_dir, session_dirs
 
-__all__ = ["PiConverter", "parse_time"]
+__all__ = ["PiConverter"]
 
 _EPOCH = "1970-01-01T00:00:00Z"
-
-
-def parse_time(value: object) -> str | None:
-    """A pi timestamp as RFC 3339 UTC with ``Z``: ISO 8601 (an offset is honoured, none means
-    UTC) or epoch milliseconds (pi's ``message.timestamp``). ``None`` when unusable."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        try:
-            return format_ts(datetime.fromtimestamp(value / 1000, tz=UTC))
-        except (OverflowError, OSError, ValueError):
-            return None
-    if isinstance(value, str) and value.strip():
-        text = value.strip()
-        try:
-            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "zZ" else text)
-        except ValueError:
-            return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        try:
-            return format_ts(moment)
-        except (OverflowError, ValueError):
-            return None
-    return None
-
-
-def _clean_id(value: object) -> str | None:
-    """An id usable in the turns format (non-empty, no ``:``), or ``None``."""
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    text = str(value).strip().replace(":", "-")
-    return text or None
-
-
-def _compact(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _decode(raw: bytes) -> dict[str, Any] | None:
@@ -81,24 +54,6 @@ def _decode(raw: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
-
-
-def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(position, record) for every readable JSON-object line; positions count only those.
-
-    The file is read as bytes and each line decoded on its own, so a torn multi-byte character
-    at the end (pi is still writing) spoils only that line.
-    """
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return []
-    out: list[tuple[int, dict[str, Any]]] = []
-    for raw in data.split(b"\n"):
-        record = _decode(raw)
-        if record is not None:
-            out.append((len(out) + 1, record))
-    return out
 
 
 def _is_pi_record(record: dict[str, Any]) -> bool:
@@ -139,17 +94,9 @@ def _text_parts(content: object) -> list[str]:
     ]
 
 
-def _blank(text: str) -> bool:
-    return not text.strip()
-
-
-class PiConverter(Converter):
+class PiConverter(Converter, agent=PI):
     """Finds and converts pi's sessions."""
 
-    id = "pi"
-    label = "pi"
-    contract_version = 1
-    capabilities = Capabilities(discover=True, memory_binding=True)
     contract_fixtures = "funes_pi.contract_fixtures"
 
     def session_roots(self, home: Path) -> list[Path]:
@@ -170,14 +117,14 @@ class PiConverter(Converter):
     @staticmethod
     def _session_id(path: Path) -> str:
         """The file stem (pi's own session id is on the header, but the stem names the file)."""
-        return _clean_id(path.name.removesuffix(".jsonl")) or "session"
+        return clean_id(path.name.removesuffix(".jsonl")) or "session"
 
     def convert(self, ref: SessionRef) -> list[Turn]:
-        records = _records(ref.path)
+        records = read_json_lines(ref.path).records
         session_id = self._session_id(ref.path)
         header = next((r for _, r in records if r.get("type") == "session"), {})
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) and header.get("cwd") else None
-        last_ts = parse_time(header.get("timestamp")) or _EPOCH
+        last_ts = parse_ts(header.get("timestamp"), epoch="ms") or _EPOCH
         tool_names: dict[str, str] = {}
         seen: set[str] = set()
         turns: list[Turn] = []
@@ -188,12 +135,14 @@ class PiConverter(Converter):
             role = message.get("role")
             if not isinstance(role, str) or not role.strip():
                 continue
-            ts = parse_time(record.get("timestamp")) or parse_time(message.get("timestamp")) or last_ts
-            last_ts = ts
-            blocks = [b for b in self._blocks(message, tool_names) if not _blank(b.text)]
+            stamp = record.get("timestamp")
+            ts = last_ts = (
+                parse_ts(stamp, epoch="ms") or parse_ts(message.get("timestamp"), epoch="ms") or last_ts
+            )
+            blocks = [b for b in self._blocks(message, tool_names) if not is_blank(b.text)]
             if not blocks:
                 continue
-            uuid = _clean_id(record.get("id")) or f"rec-{position}"
+            uuid = clean_id(record.get("id")) or f"rec-{position}"
             if uuid in seen:  # a repeated id: keep both turns, distinctly and stably
                 uuid = f"{uuid}@{position}"
             seen.add(uuid)
@@ -207,7 +156,7 @@ class PiConverter(Converter):
                     harness=self.id,
                     blocks=tuple(blocks),
                     cwd=cwd,
-                    parent_uuid=_clean_id(record.get("parentId")),
+                    parent_uuid=clean_id(record.get("parentId")),
                 )
             )
         return turns
@@ -218,7 +167,7 @@ class PiConverter(Converter):
         role = message.get("role")
         content = message.get("content")
         if role == "toolResult":
-            call_id = _clean_id(message.get("toolCallId"))
+            call_id = clean_id(message.get("toolCallId"))
             name = message.get("toolName") if isinstance(message.get("toolName"), str) else None
             if name is None and call_id is not None:
                 name = tool_names.get(call_id)
@@ -229,7 +178,7 @@ class PiConverter(Converter):
             command, output = message.get("command"), message.get("output")
             found: list[Block] = []
             if isinstance(command, str):
-                found.append(Block("tool_use", _compact({"command": command}), tool_name="bash"))
+                found.append(Block("tool_use", compact_json({"command": command}), tool_name="bash"))
             if isinstance(output, str):
                 found.append(Block("tool_result", output, tool_name="bash"))
             return found
@@ -252,10 +201,10 @@ class PiConverter(Converter):
                 text = (
                     arguments
                     if isinstance(arguments, str)
-                    else _compact({} if arguments is None else arguments)
+                    else compact_json({} if arguments is None else arguments)
                 )
                 name = part.get("name") if isinstance(part.get("name"), str) else None
-                call_id = _clean_id(part.get("id"))
+                call_id = clean_id(part.get("id"))
                 if call_id is not None and name is not None:
                     tool_names[call_id] = name
                 blocks.append(Block("tool_use", text, tool_name=name, tool_use_id=call_id))

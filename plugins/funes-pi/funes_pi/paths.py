@@ -16,6 +16,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from funes_pi.agent import PI
+
 __all__ = ["ENV_AGENT_DIR", "ENV_SESSION_DIR", "agent_dir", "session_dirs", "settings_path"]
 
 ENV_AGENT_DIR = "PI_CODING_AGENT_DIR"
@@ -32,12 +34,9 @@ def _expand(value: str, home: Path) -> Path:
 
 
 def agent_dir(home: Path, environ: Mapping[str, str] | None = None) -> Path:
-    """pi's agent folder: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
+    """pi's agent folder: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` (pi reads it whatever the HOME)."""
     env = os.environ if environ is None else environ
-    configured = env.get(ENV_AGENT_DIR, "")
-    if configured:
-        return _expand(configured, home)
-    return home / ".pi" / "agent"
+    return PI.path("agent", home, {k: v for k, v in env.items() if k == ENV_AGENT_DIR}, environ={})
 
 
 def settings_path(home: Path, environ: Mapping[str, str] | None = None) -> Path:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from funes_core import Turn, parse_line, read_turns_file, turns_to_jsonl
+from funes_core import Turn, parse_line, parse_ts, read_turns_file, turns_to_jsonl
 from funes_pi import PiConverter
-from funes_pi.converter import parse_time
 from funes_pi.paths import agent_dir, session_dirs
+
+parse_time = partial(parse_ts, epoch="ms")  # pi's times: ISO 8601, or epoch milliseconds
 
 #: The repository checkout holding this plugin, and the shared folder beside it.
 REPO = Path(__file__).resolve().parents[3]

@@ -1,4 +1,7 @@
-"""funes-pi's wiring in detail: the byte-preserving ``packages`` edit, the shared extension, the hook."""
+"""funes-pi's wiring in detail: the shared extension, its ``packages`` entry, the per-turn command.
+
+The byte-exact JSON edits themselves are the core's (tests/test_jsonedit.py, the kit's fuzz).
+"""
 
 from __future__ import annotations
 
@@ -12,102 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from funes_core import ConfigError, EditError, InstallContext, WiringState, read_turns_file
+from funes_core import ConfigError, InstallContext, WiringState, read_turns_file
 from funes_pi import PiHookInstaller, PiToolRegistrar
-from funes_pi.hook import LOCK_NAME, run_hook
-from funes_pi.settings import Created, PackagesFile
-from funes_pi.wiring import CONFIG_NAME, EXTENSION_FILES, SESSION_PLACEHOLDER, extension_dir
+from funes_pi.wiring import CONFIG_NAME, EXTENSION_FILES, SESSION_PLACEHOLDER, extension_dir, hook_command
 
 ENTRY = "/home/u/.funes/integrations/pi-extension"
 FIXTURES = Path(__file__).resolve().parents[1] / "funes_pi" / "contract_fixtures"
-
-
-def edit(tmp_path: Path) -> PackagesFile:
-    return PackagesFile(tmp_path / "settings.json")
-
-
-# -- the packages array, byte for byte ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "original",
-    [
-        "{}",
-        "{}\n",
-        '{\n  "theme": "dark"\n}\n',
-        '{"theme":"dark"}',
-        '{\n  "packages": []\n}',
-        '{"packages":[ ],"theme":"light"}',
-        '{\n  "packages": [\n    "npm:@acme/tools@1.0.0",\n'
-        '    {"source": "git:github.com/a/b", "skills": []}\n  ]\n}\n',
-        '{"packages": ["npm:a", "npm:b"], "x": {"y": "]["}}',
-        '{\r\n\t"packages": [\r\n\t\t"npm:a"\r\n\t],\r\n\t"z": 1\r\n}\r\n',
-        '  {"ünï": "✓" , "packages" : [ "npm:x" ] }  ',
-        '{\n    "theme": "dark",\n    "packages": ["/already/there"]\n}\n',
-    ],
-)
-def test_insert_then_remove_restores_every_byte(tmp_path: Path, original: str) -> None:
-    doc = edit(tmp_path)
-    inserted, created = doc.insert(original, ENTRY)
-    data = json.loads(inserted)
-    before = json.loads(original)
-    assert data["packages"] == [ENTRY, *before.get("packages", [])]
-    assert {k: v for k, v in data.items() if k != "packages"} == {
-        k: v for k, v in before.items() if k != "packages"
-    }
-    assert created is (Created.NOTHING if "packages" in before else Created.MEMBER)
-    assert doc.remove(inserted, [0], created) == original
-
-
-def test_a_new_file_is_created_and_deleted_again(tmp_path: Path) -> None:
-    doc = edit(tmp_path)
-    text, created = doc.insert(None, ENTRY)
-    assert created is Created.FILE
-    assert json.loads(text) == {"packages": [ENTRY]}
-    assert doc.remove(text, [0], created) is None
-
-
-def test_the_entry_is_on_its_own_line_when_the_array_is_laid_out_that_way(tmp_path: Path) -> None:
-    text, _ = edit(tmp_path).insert('{\n  "packages": [\n    "npm:a"\n  ]\n}\n', ENTRY)
-    assert text == '{\n  "packages": [\n    "' + ENTRY + '",\n    "npm:a"\n  ]\n}\n'
-
-
-def test_removal_after_pi_rewrote_the_file_keeps_everything_else(tmp_path: Path) -> None:
-    """``pi install npm:x`` after funes: pi reformats the file and appends its own entry."""
-    doc = edit(tmp_path)
-    inserted, created = doc.insert('{"theme":"dark"}', ENTRY)
-    data = json.loads(inserted)
-    data["packages"].append("npm:x")
-    rewritten = json.dumps(data, indent=2)
-    result = doc.remove(rewritten, [0], created)
-    assert result is not None
-    assert json.loads(result) == {"packages": ["npm:x"], "theme": "dark"}
-    # pi removed everything but ours: the member funes created goes too.
-    only_ours = json.dumps({"packages": [ENTRY], "theme": "dark"}, indent=2)
-    assert json.loads(doc.remove(only_ours, [0], created) or "") == {"theme": "dark"}
-
-
-def test_an_entry_moved_elsewhere_is_still_removed(tmp_path: Path) -> None:
-    text = '{"packages": ["npm:a", "' + ENTRY + '", "npm:b"]}'
-    assert json.loads(edit(tmp_path).remove(text, [1], Created.NOTHING) or "") == {
-        "packages": ["npm:a", "npm:b"]
-    }
-
-
-@pytest.mark.parametrize(
-    ("text", "problem"),
-    [
-        ('{"packages": ', "is not valid JSON"),
-        ("[1]", "does not hold a JSON object"),
-        ('{"packages": {"a": 1}}', "'packages' is not an array"),
-    ],
-)
-def test_unusable_settings_are_refused(tmp_path: Path, text: str, problem: str) -> None:
-    with pytest.raises(EditError, match=problem):
-        edit(tmp_path).insert(text, ENTRY)
-
-
-# -- the shared extension ---------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -131,7 +44,7 @@ def test_install_writes_the_package_its_config_and_the_settings_entry(ctx: Insta
     )
     config = json.loads((root / CONFIG_NAME).read_text())
     assert config["hook"] == {
-        "argv": ["/opt/funes/bin/funes", "pi", "hook", SESSION_PLACEHOLDER],
+        "argv": ["/opt/funes/bin/funes", "integrations", "convert", "pi", SESSION_PLACEHOLDER, "--index"],
         "env": {"FUNES_HOME": str(ctx.funes_home)},
     }
     assert config["mcp"]["argv"] == ["/opt/funes/bin/funes", "mcp"]
@@ -222,7 +135,7 @@ def test_a_bound_memory_is_recorded_for_the_extension(ctx: InstallContext) -> No
 def test_a_malformed_settings_file_is_refused_before_anything_is_written(ctx: InstallContext) -> None:
     settings_of(ctx).parent.mkdir(parents=True)
     settings_of(ctx).write_text('{"packages": "npm:a"}')
-    with pytest.raises(ConfigError, match="'packages' is not an array"):
+    with pytest.raises(ConfigError, match="packages is not an array"):
         PiHookInstaller().install(ctx)
     assert not ctx.funes_home.exists()
 
@@ -244,43 +157,18 @@ def _session(path: Path, answers: int) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
-def test_the_hook_converts_into_the_spool_under_a_lock(ctx: InstallContext, tmp_path: Path) -> None:
+def test_the_extension_runs_the_cores_convert_into_the_spool(ctx: InstallContext, tmp_path: Path) -> None:
     session = tmp_path / "2026-03-02T09-00-00-000Z_x.jsonl"
     _session(session, 2)
-    assert run_hook(session, index=False, ctx=ctx) == 0
+    argv = [a.replace(SESSION_PLACEHOLDER, str(session)) for a in hook_command(ctx)]
+    env = {**os.environ, "FUNES_HOME": str(ctx.funes_home), "HOME": str(ctx.home)}
+    run = [sys.executable, "-m", "funes_core", *argv[1:-1]]  # without --index: no indexer here
+    done = subprocess.run(run, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
     spool = ctx.funes_home / "spool" / "pi"
     turns = read_turns_file(spool / f"{session.stem}.funes.jsonl").turns
     assert [t.turn_uuid for t in turns] == ["m0", "m1"]
-    assert (spool / LOCK_NAME).exists()
-    assert sorted(p.name for p in spool.glob("*.jsonl")) == [f"{session.stem}.funes.jsonl"]
     assert oct(spool.stat().st_mode & 0o777) == "0o700"
-    _session(session, 3)
-    assert run_hook(session, index=False, ctx=ctx) == 0
-    assert len(read_turns_file(spool / f"{session.stem}.funes.jsonl").turns) == 3
-
-
-def test_the_hook_refuses_what_is_not_a_pi_session(ctx: InstallContext, tmp_path: Path) -> None:
-    other = tmp_path / "other.jsonl"
-    other.write_text('{"kind": "unrelated"}\n')
-    assert run_hook(other, index=False, ctx=ctx) == 1
-    assert run_hook(tmp_path / "missing.jsonl", index=False, ctx=ctx) == 1
-
-
-def test_funes_pi_hook_runs_from_the_cli(tmp_path: Path) -> None:
-    session = tmp_path / "s.jsonl"
-    _session(session, 1)
-    funes_home = tmp_path / "fh"
-    env = {**os.environ, "FUNES_HOME": str(funes_home), "HOME": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "funes_core", "pi", "hook", str(session), "--no-index"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert (funes_home / "spool" / "pi" / "s.funes.jsonl").is_file()
 
 
 # -- packaging ----------------------------------------------------------------------------------------

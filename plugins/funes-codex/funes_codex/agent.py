@@ -1,0 +1,21 @@
+"""Who funes-codex is and where Codex keeps things (``$CODEX_HOME``, default ``~/.codex``).
+
+Standard library only (plus the core's ``agent`` module): the per-turn hook imports it.
+"""
+
+from __future__ import annotations
+
+from funes_core import Agent, Location
+
+__all__ = ["CODEX"]
+
+CODEX = Agent(
+    id="codex",
+    label="Codex",
+    locations=(
+        Location("home", ".codex", env=("CODEX_HOME",), holds="Codex's state"),
+        Location("sessions", "sessions", under="home", holds="rollouts (YYYY/MM/DD/rollout-*.jsonl)"),
+        Location("hooks", "hooks.json", under="home", holds="hooks"),
+        Location("config", "config.toml", under="home", holds="MCP servers"),
+    ),
+)

@@ -1,0 +1,19 @@
+"""Who funes-echo is and where echo keeps things: declared once, used by every part and the hook."""
+
+from __future__ import annotations
+
+from funes_core import Agent, Capabilities, Location
+
+__all__ = ["ECHO"]
+
+ECHO = Agent(
+    id="echo",
+    label="Echo",
+    capabilities=Capabilities(discover=True, memory_binding=True),
+    locations=(
+        Location("home", ".echo", holds="echo's own folder"),
+        Location("sessions", "sessions", under="home", holds="transcripts (<id>.jsonl)"),
+        Location("config", "config.json", under="home", holds="hooks"),
+        Location("mcp", "mcp.json", under="home", holds="MCP servers"),
+    ),
+)
