@@ -339,9 +339,16 @@ def _register(classes: object) -> tuple[FunesPluginManager, str]:
     return pm, err.getvalue()
 
 
-class _V2(EchoConverter):
-    id = "vtwo"
-    contract_version = 2
+class _V3(EchoConverter):
+    id = "vthree"
+    contract_version = 3
+
+
+class _V1(EchoConverter):
+    """A class written for contract 1: it still loads, with a deprecation note."""
+
+    id = "vone"
+    contract_version = 1
 
 
 class _BadId(EchoConverter):
@@ -369,7 +376,7 @@ class _Inherits(Converter):
 @pytest.mark.parametrize(
     ("classes", "message"),
     [
-        ([_V2], "was written for contract version 2, but this funes speaks contract version 1"),
+        ([_V3], "was written for contract version 3, but this funes speaks contract version 2 or 1"),
         ([_BadId], "id must match [a-z0-9_-]+, got 'Bad Id'"),
         ([_NoLabel], "label must be a non-empty string"),
         ([_Abstract], "does not implement convert, session_roots, sessions_in"),
@@ -386,6 +393,18 @@ def test_invalid_classes_are_refused_naming_the_distribution(classes: object, me
     assert err.startswith("funes: skipped plugin probe from funes-probe 9.9: ")
     assert message in err
     assert err.rstrip().endswith("(report this to the plugin author)")
+
+
+def test_a_contract_1_plugin_keeps_loading_with_a_deprecation_note() -> None:
+    pm, err = _register([_V1])
+    assert list(pm.integrations()) == ["vone"]
+    assert err.splitlines() == [
+        "funes: note: funes-probe 9.9 speaks plugin contract 1; it keeps working, but contract 2 is "
+        "current: ask its author for a release checked with funes-memory-contracts "
+        "(docs/plugins/contract-2.md)"
+    ]
+    info = pm.plugin_info("probe")
+    assert info is not None and info.to_json()["deprecated"] and info.to_json()["contract_version"] == 1
 
 
 def test_none_is_an_empty_registration() -> None:
@@ -559,7 +578,8 @@ def test_funes_plugins_reports_broken_plugins(broken_site: Path) -> None:
         "hook installer": ["echo"],
         "tool registrar": ["echo"],
     }
-    assert data["echo"]["dist"] == "funes-memory-echo" and data["echo"]["contract_version"] == 1
+    assert data["echo"]["dist"] == "funes-memory-echo" and data["echo"]["contract_version"] == 2
+    assert data["echo"]["deprecated"] is None
 
 
 def test_plugin_loading_imports_nothing_heavy() -> None:

@@ -8,15 +8,68 @@ what ``funes integrations check <id>`` reports on.
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 from funes_contracts.converter import ConverterContract
 from funes_contracts.requirements import REQUIREMENTS, Requirement
 from funes_contracts.wiring import HookInstallerContract, ToolRegistrarContract, list_mcp_tools
+from funes_core.host.api import CONTRACT_VERSION as _CORE_CONTRACT
+from funes_core.host.api import Converter, HookInstaller, ToolRegistrar
 
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = _CORE_CONTRACT
+
+
+class PluginContract:
+    """The whole contract for one integration, in one class (like pandas' ``ExtensionTests``).
+
+    Name the plugin's classes and its fixtures folder; the converter, hook-installer and
+    tool-registrar contracts are generated as nested test classes (pytest collects those), with
+    ``config_home`` defaulting to ``fixtures_dir / "config-home"``::
+
+        class TestEcho(PluginContract):
+            converter_cls = EchoConverter
+            installer_cls = EchoHookInstaller
+            registrar_cls = EchoToolRegistrar
+            fixtures_dir = FIXTURES
+
+    Leave out a role the integration does not have. Override one of the contract's methods (a
+    mutator, say) by subclassing the matching contract yourself instead.
+    """
+
+    converter_cls: ClassVar[type[Converter] | None] = None
+    installer_cls: ClassVar[type[HookInstaller] | None] = None
+    registrar_cls: ClassVar[type[ToolRegistrar] | None] = None
+    fixtures_dir: ClassVar[Path | None] = None
+    config_home: ClassVar[Path | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        fixtures = Path(cls.fixtures_dir) if cls.fixtures_dir is not None else None
+        home = cls.config_home
+        if home is None and fixtures is not None and (fixtures / "config-home").is_dir():
+            home = fixtures / "config-home"
+        if cls.converter_cls is not None:
+            cls.TestConverter = type(  # type: ignore[attr-defined]
+                "TestConverter",
+                (ConverterContract,),
+                {"converter_cls": cls.converter_cls, "fixtures_dir": fixtures, "__module__": cls.__module__},
+            )
+        if cls.installer_cls is not None:
+            cls.TestHookInstaller = type(  # type: ignore[attr-defined]
+                "TestHookInstaller",
+                (HookInstallerContract,),
+                {"installer_cls": cls.installer_cls, "config_home": home, "__module__": cls.__module__},
+            )
+        if cls.registrar_cls is not None:
+            cls.TestToolRegistrar = type(  # type: ignore[attr-defined]
+                "TestToolRegistrar",
+                (ToolRegistrarContract,),
+                {"registrar_cls": cls.registrar_cls, "config_home": home, "__module__": cls.__module__},
+            )
+
 
 #: Mark a test with the requirement it checks: ``@requirement("converter:golden")``.
 requirement = pytest.mark.requirement
@@ -26,6 +79,7 @@ __all__ = [
     "REQUIREMENTS",
     "ConverterContract",
     "HookInstallerContract",
+    "PluginContract",
     "Requirement",
     "StoreContract",
     "ToolRegistrarContract",

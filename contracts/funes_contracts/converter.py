@@ -15,20 +15,33 @@ Fixtures layout (only ``cases/`` is required)::
 
 Run ``pytest --funes-regen-goldens`` to write the expected files from your converter, then read
 the diff: a golden is only worth what its review was.
+
+Variants of each case (the transcript as it was earlier, a torn last record, an unreadable record,
+a very long text) are derived by *mutators*. For JSON-lines transcripts the kit has them; for any
+other format (a database, markdown) define ``make_earlier``, ``make_torn``, ``make_corrupt`` and
+``make_long`` as functions in your ``contract_fixtures`` package (or override them on your test
+class): the kit, and so ``funes integrations check``, finds them there.
+
+A skip counts as conformance only when a declared capability explains it; every such skip's reason
+starts with ``capability``. Any other skip is a failure in ``funes integrations check``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import shutil
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from funes_contracts import files
+from funes_contracts.diff import diff_turns
 from funes_core.host.api import (
     CONTRACT_VERSION,
     ID_PATTERN,
@@ -47,25 +60,29 @@ requirement = pytest.mark.requirement
 _EXPECTED = "expected.funes.jsonl"
 
 
-def _keys(turns: list[Turn]) -> list[tuple[str, str, int]]:
-    return [(t.session_id, t.turn_uuid, t.seq) for t in turns]
+def _prefix_problem(earlier: list[Turn], later: list[Turn], *, may_drop_last: bool = False) -> str | None:
+    """Why, session by session, ``earlier``'s turns are not a prefix of ``later``'s (``None``: they are).
 
-
-def _prefix_problem(earlier: list[Turn], later: list[Turn]) -> str | None:
-    """Why, session by session, ``earlier``'s turns are not a prefix of ``later``'s (``None``: they are)."""
-    by_session: dict[str, list[tuple[str, str, int]]] = {}
-    for key in _keys(later):
-        by_session.setdefault(key[0], []).append(key)
-    mine: dict[str, list[tuple[str, str, int]]] = {}
-    for key in _keys(earlier):
-        mine.setdefault(key[0], []).append(key)
-    for session_id, keys in mine.items():
+    Whole turns are compared (ids, seq, time, role, every block), not only ids: a converter whose
+    earlier turns change content when the transcript grows, or that "rescues" a torn record into a
+    turn with a cut text, breaks what a memory of the session already holds. With
+    ``may_drop_last`` the earlier conversion may lack the later one's last turns (a torn record
+    is skipped), but every turn it has must be exactly the later one's.
+    """
+    by_session: dict[str, list[Turn]] = {}
+    for turn in later:
+        by_session.setdefault(turn.session_id, []).append(turn)
+    mine: dict[str, list[Turn]] = {}
+    for turn in earlier:
+        mine.setdefault(turn.session_id, []).append(turn)
+    for session_id, turns in mine.items():
         grown = by_session.get(session_id, [])
-        if grown[: len(keys)] != keys:
-            for a, b in zip(keys, grown, strict=False):
-                if a != b:
-                    return f"session {session_id}: turn {a[1]} (seq {a[2]}) became {b[1]} (seq {b[2]})"
-            return f"session {session_id}: {len(keys)} turns before, only {len(grown)} after"
+        if len(turns) > len(grown):
+            return f"session {session_id}: {len(turns)} turns before, only {len(grown)} after"
+        problem = diff_turns(turns, grown[: len(turns)])
+        if problem is not None:
+            return f"session {session_id}: {problem}"
+    del may_drop_last  # every turn of the earlier conversion is compared; fewer is fine
     return None
 
 
@@ -122,6 +139,26 @@ class ConverterContract:
         """Insert an unreadable record after the first one (default: JSON lines)."""
         return files.corrupt_lines(folder)
 
+    def make_long(self, folder: Path, filler: str, expected: Path) -> bool:
+        """Append ``filler`` to a text the converter keeps (default: JSON lines, guided by the golden)."""
+        return files.lengthen_lines(folder, filler, expected)
+
+    def _mutator(self, name: str) -> Callable[..., bool]:
+        """The class's own override, else ``<contract_fixtures>.<name>``, else the kit's default."""
+        mine = getattr(type(self), name)
+        if mine is not getattr(ConverterContract, name):
+            return getattr(self, name)  # type: ignore[no-any-return]
+        package = self.converter_cls.contract_fixtures
+        if package:
+            try:
+                module = importlib.import_module(package)
+            except ImportError:
+                module = None
+            found = getattr(module, name, None)
+            if callable(found):
+                return found  # type: ignore[no-any-return]
+        return getattr(self, name)  # type: ignore[no-any-return]
+
     def foreign_files(self, folder: Path) -> None:
         """Fill ``folder`` with files that are not this agent's transcripts."""
         (folder / "README.txt").write_text("not a transcript\n", encoding="utf-8")
@@ -167,14 +204,19 @@ class ConverterContract:
             pytest.fail(f"the case {case.name} converts to no turns; a fixture case must hold a session")
         return turns
 
-    def _variant(self, case: Path, tmp_path: Path, make: Callable[[Path], bool], what: str) -> Path:
+    def _variant(self, case: Path, tmp_path: Path, what: str, *args: Any) -> Path:
         folder = files.copy_case(case, tmp_path / f"variant-{what}")
-        if not make(folder):
+        if not self._mutator(f"make_{what}")(folder, *args):
             pytest.skip(
                 f"cannot derive {what} transcripts from this case: it has no JSON-lines transcript; "
-                f"override {type(self).__name__}.make_{what}()"
+                f"define make_{what}() in the contract_fixtures package (or override "
+                f"{type(self).__name__}.make_{what}())"
             )
         return folder
+
+    @staticmethod
+    def _skip_capability(name: str, why: str) -> None:
+        pytest.skip(f"capability {name}: {why}")
 
     # -- tests -----------------------------------------------------------------------------------
 
@@ -194,7 +236,7 @@ class ConverterContract:
     @requirement("converter:discover-empty-home")
     def test_discover_empty_home(self, converter: Converter, caps: Capabilities, tmp_path: Path) -> None:
         if not caps.discover:
-            pytest.skip("the converter declares it cannot discover sessions (Capabilities.discover=False)")
+            self._skip_capability("discover", "the converter declares it cannot discover sessions")
         home = tmp_path / "empty-home"
         home.mkdir()
         assert converter.discover(home) == []
@@ -206,7 +248,7 @@ class ConverterContract:
         self, converter: Converter, caps: Capabilities, tmp_path: Path, decoy_home: Path
     ) -> None:
         if not caps.discover:
-            pytest.skip("the converter declares it cannot discover sessions (Capabilities.discover=False)")
+            self._skip_capability("discover", "the converter declares it cannot discover sessions")
         source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
         if source is None or not source.is_dir():
             pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")
@@ -232,7 +274,11 @@ class ConverterContract:
         if not expected.is_file():
             pytest.fail(f"{expected} is missing; run pytest --funes-regen-goldens and review it")
         want = expected.read_text(encoding="utf-8")
-        assert actual == want, f"{expected.parent.name}: {_first_difference(actual, want)}"
+        if actual != want:
+            problem = diff_turns(self._convert_all(converter, case), list(read_turns_file(expected).turns))
+            pytest.fail(
+                f"{expected.parent.name}: {problem or _first_difference(actual, want)}", pytrace=False
+            )
 
     @requirement("converter:schema")
     def test_schema(self, converter: Converter, case: Path) -> None:
@@ -277,7 +323,7 @@ class ConverterContract:
     @requirement("converter:stable-ids")
     def test_stable_ids_when_transcript_grows(self, converter: Converter, case: Path, tmp_path: Path) -> None:
         full = self._converted(converter, case)
-        earlier_folder = self._variant(case, tmp_path, self.make_earlier, "earlier")
+        earlier_folder = self._variant(case, tmp_path, "earlier")
         earlier = self._convert_all(converter, earlier_folder)
         assert len(earlier) <= len(full)
         problem = _prefix_problem(earlier, full)
@@ -286,17 +332,18 @@ class ConverterContract:
     @requirement("converter:torn-tail")
     def test_torn_tail(self, converter: Converter, case: Path, tmp_path: Path) -> None:
         full = self._converted(converter, case)
-        torn_folder = self._variant(case, tmp_path, self.make_torn, "torn")
+        torn_folder = self._variant(case, tmp_path, "torn")
         torn = self._convert_all(converter, torn_folder)
-        problem = _prefix_problem(torn, full)
+        problem = _prefix_problem(torn, full, may_drop_last=True)
         assert problem is None, f"a torn last record must not change the turns before it: {problem}"
 
     @requirement("converter:bad-record")
     def test_bad_record(self, converter: Converter, case: Path, tmp_path: Path) -> None:
-        full = turns_to_jsonl(self._converted(converter, case))
-        corrupt_folder = self._variant(case, tmp_path, self.make_corrupt, "corrupt")
-        survived = turns_to_jsonl(self._convert_all(converter, corrupt_folder))
-        assert survived == full, "an unreadable record must be skipped: " + _first_difference(survived, full)
+        full = self._converted(converter, case)
+        corrupt_folder = self._variant(case, tmp_path, "corrupt")
+        survived = self._convert_all(converter, corrupt_folder)
+        problem = diff_turns(survived, full)
+        assert problem is None, f"an unreadable record must be skipped: {problem}"
 
     @requirement("converter:foreign-files")
     def test_foreign_files(self, converter: Converter, tmp_path: Path) -> None:
@@ -385,3 +432,79 @@ class ConverterContract:
         assert all(not w.changed for w in second), "a second write of the same sessions reported changes"
         assert files.snapshot(funes_home) == before
         assert {p: p.stat().st_mtime for p in stamps} == stamps
+
+    # -- contract 2 --------------------------------------------------------------------------------
+
+    @requirement("converter:no-side-effects")
+    def test_no_side_effects(
+        self, converter: Converter, case: Path, tmp_path: Path, decoy_home: Path, caps: Capabilities
+    ) -> None:
+        """Discover, convert, write an output folder and the spool: only those two change."""
+        home = tmp_path / "home"
+        source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
+        if source is not None and source.is_dir():
+            shutil.copytree(source, home)
+        else:
+            home.mkdir()
+        out, funes_home = tmp_path / "out", tmp_path / "funes-home"
+        before = files.snapshot(tmp_path)
+        with files.read_only(case), files.read_only(home):
+            refs = [*converter.sessions_in(case), *(converter.discover(home) if caps.discover else [])]
+            for ref in refs:
+                converter.convert(ref)
+                converter.convert_into(ref, out)
+                converter.write_spool(ref, funes_home)
+        after = files.snapshot(tmp_path)
+        allowed = ("out/", "funes-home/")
+        changed = sorted(
+            k for k in set(before) | set(after) if before.get(k) != after.get(k) and not k.startswith(allowed)
+        )
+        assert not changed, f"the converter wrote outside the output folder and the spool: {changed[:5]}"
+        assert files.snapshot(decoy_home) == {}, "the converter wrote into the process's own ~"
+
+    @requirement("converter:timezone")
+    def test_timezone(self, case: Path) -> None:
+        """Convert under UTC and under UTC+14: the same turns (the golden test runs in the zone CI has)."""
+        outputs = {}
+        with _time_zone("UTC"):
+            outputs["UTC"] = turns_to_jsonl(self._convert_all(self.converter_cls(), case))
+        with _time_zone("Pacific/Kiritimati"):
+            outputs["UTC+14"] = turns_to_jsonl(self._convert_all(self.converter_cls(), case))
+        if outputs["UTC"] != outputs["UTC+14"]:
+            problem = diff_turns(
+                [parse_line(line) for line in outputs["UTC+14"].split("\n") if line],
+                [parse_line(line) for line in outputs["UTC"].split("\n") if line],
+            )
+            pytest.fail(f"the output depends on the time zone (UTC+14 against UTC): {problem}", pytrace=False)
+
+    @requirement("converter:long-text")
+    def test_long_text(self, converter: Converter, case: Path, expected: Path, tmp_path: Path) -> None:
+        """A 70,000-character text (multi-byte, across 4 KiB boundaries) comes through verbatim."""
+        filler = files.long_filler()
+        folder = self._variant(case, tmp_path, "long", filler, expected)
+        texts = [b.text for t in self._convert_all(converter, folder) for b in t.blocks]
+        if any(filler in text for text in texts):
+            return
+        longest = max((len(t) for t in texts if files.FILLER_MARK in t), default=0)
+        assert longest, "the long text is missing from the output altogether"
+        pytest.fail(
+            f"the long text was cut or changed: {longest} characters of it came through, "
+            f"{len(filler)} were written",
+            pytrace=False,
+        )
+
+
+@contextlib.contextmanager
+def _time_zone(name: str) -> Iterator[None]:
+    """Run with ``TZ=name`` (and ``time.tzset``), restoring the zone after."""
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = name
+    time.tzset()
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = old
+        time.tzset()

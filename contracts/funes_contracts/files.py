@@ -8,17 +8,26 @@ writes JSON lines ships nothing extra. Authors of other formats override the mat
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import shutil
+import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 __all__ = [
+    "FILLER_MARK",
     "GARBAGE_RECORD",
     "copy_case",
     "corrupt_lines",
     "earlier_lines",
+    "lengthen_lines",
     "line_record_files",
+    "long_filler",
+    "read_only",
     "snapshot",
     "tear_lines",
 ]
@@ -103,3 +112,123 @@ def corrupt_lines(folder: Path) -> bool:
         lines.insert(1, GARBAGE_RECORD)
         path.write_text("".join(lines), encoding="utf-8")
     return bool(files)
+
+
+#: Where a long filler starts: how the kit finds what came through of it.
+FILLER_MARK = "funes-contract-long-text:"
+
+
+def long_filler(size: int = 70_000) -> str:
+    """A long text for ``converter:long-text``: ASCII, 2-, 3- and 4-byte characters, newlines.
+
+    Its pieces have lengths that do not divide 4096, so UTF-8 encodings of it straddle every
+    4 KiB boundary with a multi-byte character somewhere.
+    """
+    pieces = ["lorem ipsum ", "ünïcödé ", "漢字かな ", "😀🦀 ", "tab\there ", "\n"]
+    out = [FILLER_MARK]
+    total = len(FILLER_MARK)
+    index = 0
+    while total < size:
+        piece = pieces[index % len(pieces)] + str(index) + " "
+        out.append(piece)
+        total += len(piece)
+        index += 1
+    return "".join(out)[:size]
+
+
+@contextlib.contextmanager
+def read_only(root: Path) -> Iterator[None]:
+    """Make every file under ``root`` 0444 and every folder 0555 for the duration (for non-root runs).
+
+    As root the modes do not stop a write, which is why the converter tests also compare
+    snapshots; the modes make a stray write fail loudly wherever a plugin author runs the kit.
+    """
+    if not root.exists():
+        yield
+        return
+    modes: dict[Path, int] = {}
+    for path in [root, *root.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = stat.S_IMODE(path.stat().st_mode)
+        modes[path] = mode
+        os.chmod(path, 0o555 if path.is_dir() else 0o444)
+    try:
+        yield
+    finally:
+        for path, mode in modes.items():
+            with contextlib.suppress(OSError):
+                os.chmod(path, mode)
+
+
+def _golden_texts(expected: Path) -> list[str]:
+    texts: list[str] = []
+    try:
+        lines = expected.read_text(encoding="utf-8").split("\n")
+    except OSError:
+        return texts
+    for line in lines:
+        if line.strip():
+            texts.extend(b.get("text", "") for b in json.loads(line).get("blocks", []))
+    return texts
+
+
+def _longest_kept(value: Any, kept: list[str], best: str) -> str:
+    if isinstance(value, str):
+        if len(value) > len(best) and len(value) >= 8 and any(value in text for text in kept):
+            return value
+        return best
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    for item in items:
+        best = _longest_kept(item, kept, best)
+    return best
+
+
+def _lengthened(value: Any, target: str, filler: str) -> tuple[Any, bool]:
+    if isinstance(value, str):
+        return (value + filler, True) if value == target else (value, False)
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        done = False
+        for key, item in value.items():
+            new, hit = _lengthened(item, target, filler) if not done else (item, False)
+            out[key] = new
+            done = done or hit
+        return out, done
+    if isinstance(value, list):
+        result: list[Any] = []
+        done = False
+        for item in value:
+            new, hit = _lengthened(item, target, filler) if not done else (item, False)
+            result.append(new)
+            done = done or hit
+        return result, done
+    return value, False
+
+
+def lengthen_lines(folder: Path, filler: str, expected: Path) -> bool:
+    """Append ``filler`` to the longest string of a JSON-lines transcript that the golden keeps as text.
+
+    Only a string that appears inside one of the golden's block texts is chosen, so the converter
+    is known to keep it (a Codex developer message, which the converter skips on purpose, is never
+    picked). Returns ``False`` when no such string exists.
+    """
+    kept = _golden_texts(expected)
+    for path in line_record_files(folder):
+        lines = [line for line in _lines(path) if line.strip()]
+        records = [json.loads(line) for line in lines]
+        best = ""
+        where = -1
+        for number, record in enumerate(records):
+            found = _longest_kept(record, kept, best)
+            if found != best:
+                best, where = found, number
+        if where < 0:
+            continue
+        records[where], _ = _lengthened(records[where], best, filler)
+        lines[where] = json.dumps(records[where], ensure_ascii=False) + "\n"
+        path.write_text(
+            "".join(line if line.endswith("\n") else line + "\n" for line in lines), encoding="utf-8"
+        )
+        return True
+    return False

@@ -40,7 +40,7 @@ _CONVERTER = (
     Requirement(
         "converter:identity",
         "DESIGN §4",
-        "The class declares an id matching [a-z0-9_-]+, a non-empty label and contract_version 1, "
+        "The class declares an id matching [a-z0-9_-]+, a non-empty label and contract_version 2, "
         "implements every abstract method and can be built without arguments.",
     ),
     Requirement(
@@ -139,13 +139,34 @@ _CONVERTER = (
         "DESIGN §4 (install is idempotent)",
         "Writing the same session into the spool again changes no byte and reports changed=False.",
     ),
+    Requirement(
+        "converter:no-side-effects",
+        "issue 14 (contract 2)",
+        "Finding and converting sessions writes nothing: the transcripts stay byte for byte, and "
+        "nothing appears outside the output folder, the spool or the decoy HOME.",
+        added_in=2,
+    ),
+    Requirement(
+        "converter:timezone",
+        "issue 14 (contract 2); docs/turns-format.md (time policy)",
+        "The output does not depend on the machine's time zone: each case converts to the same "
+        "turns under UTC and under UTC+14 (a time without an offset is UTC, never local time).",
+        added_in=2,
+    ),
+    Requirement(
+        "converter:long-text",
+        "issue 14 (contract 2); DESIGN §1 (verbatim)",
+        "A text of 70,000 characters (multi-byte, split across 4 KiB boundaries) comes through "
+        "verbatim: nothing is cut, elided or re-encoded.",
+        added_in=2,
+    ),
 )
 
 _INSTALLER = (
     Requirement(
         "installer:identity",
         "DESIGN §4",
-        "The class declares an id matching [a-z0-9_-]+, a non-empty label and contract_version 1, "
+        "The class declares an id matching [a-z0-9_-]+, a non-empty label and contract_version 2, "
         "implements every abstract method and can be built without arguments.",
     ),
     Requirement(
@@ -201,11 +222,42 @@ _INSTALLER = (
     ),
 )
 
+_INSTALLER_V2 = tuple(
+    Requirement(
+        f"installer:{name}",
+        "issue 13 item 6; issue 14 (contract 2)",
+        behaviour,
+        added_in=2,
+    )
+    for name, behaviour in (
+        (
+            "remove-restores-empty",
+            "A config file that existed before install, even empty ({} or no member at all), is "
+            "restored byte for byte by uninstall, never deleted.",
+        ),
+        (
+            "refuses-read-only",
+            "A read-only config file is refused with a ConfigError naming the file and saying why; "
+            "nothing is written.",
+        ),
+        (
+            "refuses-dangling-link",
+            "A config path that is a symbolic link to nothing is refused with a ConfigError saying so; "
+            "no folder or stub is created and the link stays.",
+        ),
+        (
+            "fuzz-restores",
+            "For random valid documents of the config's format, install then uninstall restores the "
+            "bytes exactly, or install refuses with a ConfigError and leaves the file untouched.",
+        ),
+    )
+)
+
 _REGISTRAR = (
     Requirement(
         "registrar:identity",
         "DESIGN §4",
-        "The class declares an id matching [a-z0-9_-]+, a non-empty label and contract_version 1, "
+        "The class declares an id matching [a-z0-9_-]+, a non-empty label and contract_version 2, "
         "implements every abstract method and can be built without arguments.",
     ),
     Requirement(
@@ -273,7 +325,19 @@ _REGISTRAR = (
 )
 
 #: Every requirement by id, in the order the docs list them.
-REQUIREMENTS: dict[str, Requirement] = {r.id: r for r in (*_CONVERTER, *_INSTALLER, *_REGISTRAR)}
+_REGISTRAR_V2 = tuple(
+    Requirement(
+        r.id.replace("installer:", "registrar:"),
+        r.source,
+        r.behaviour.replace("uninstall", "unregister").replace("install", "register"),
+        added_in=2,
+    )
+    for r in _INSTALLER_V2
+)
+
+REQUIREMENTS: dict[str, Requirement] = {
+    r.id: r for r in (*_CONVERTER, *_INSTALLER, *_INSTALLER_V2, *_REGISTRAR, *_REGISTRAR_V2)
+}
 #: Roles whose ids this manifest governs (a test marked ``<role>:…`` must name a listed id).
 #: Other prefixes (``store:`` for StoreContract) are left to their own suites.
 ROLES: tuple[str, ...] = ("converter", "installer", "registrar")

@@ -16,12 +16,13 @@ surrogate-free astral symbols, blank-looking Unicode spaces, long lines::
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 from hypothesis import strategies as st
 
 from funes_core.turns.format import BLOCK_TYPES, Block, Turn, format_ts
 
-__all__ = ["blocks", "harness_ids", "session_ids", "texts", "timestamps", "turns"]
+__all__ = ["blocks", "config_documents", "harness_ids", "session_ids", "texts", "timestamps", "turns"]
 
 _ID_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_-"
 _START = datetime(2000, 1, 1, tzinfo=UTC)
@@ -113,3 +114,96 @@ def turns(
         )
         parent = uuid
     return out
+
+
+# -- agent config documents (the config fuzz: install then remove restores the bytes) -----------
+
+_KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=8)
+_SCALAR = st.one_of(
+    st.integers(-1000, 1000),
+    st.booleans(),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cc", "Cs"]), max_size=12),
+)
+
+
+def _user_values() -> st.SearchStrategy[object]:
+    """Values a user's config holds: scalars, lists of scalars, small tables."""
+    return st.recursive(
+        _SCALAR,
+        lambda inner: st.one_of(st.lists(_SCALAR, max_size=3), st.dictionaries(_KEY, inner, max_size=3)),
+        max_leaves=6,
+    )
+
+
+@st.composite
+def _around(draw: st.DrawFn, skeleton: object) -> object:
+    """A value shaped like ``skeleton`` (what the part itself writes), emptied or filled by "the user"."""
+    if isinstance(skeleton, dict):
+        out: dict[str, object] = {}
+        for key, value in skeleton.items():
+            if draw(st.booleans()):
+                out[key] = draw(_around(value))
+        out.update(draw(st.dictionaries(_KEY.map(lambda k: "user_" + k), _user_values(), max_size=2)))
+        return out
+    if isinstance(skeleton, list):
+        return draw(st.lists(st.dictionaries(_KEY, _SCALAR, min_size=1, max_size=2), max_size=2))
+    return draw(_SCALAR)
+
+
+def _toml_safe(value: object) -> object:
+    """TOML has no null and no mixed arrays of tables and scalars: keep what it can say."""
+    if isinstance(value, dict):
+        return {k: _toml_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        items = [_toml_safe(v) for v in value]
+        if any(isinstance(v, dict) for v in items) and not all(isinstance(v, dict) for v in items):
+            return [v for v in items if not isinstance(v, dict)]
+        return items
+    return value
+
+
+@st.composite
+def config_documents(draw: st.DrawFn, suffix: str, skeleton: dict[str, object]) -> str:
+    """A random valid config document for a file ending in ``suffix`` (``.json``, ``.toml``, ``.yaml``).
+
+    Its data mixes the user's own settings with the key paths the part under test writes
+    (``skeleton``, learnt from a fresh install): present, empty, or holding the user's entries.
+    Its layout is drawn too: indentation, separators, flow or block style, comments, CRLF, a
+    missing final newline.
+    """
+    data = draw(_around(skeleton))
+    assert isinstance(data, dict)
+    data.update(draw(st.dictionaries(_KEY.map(lambda k: "own_" + k), _user_values(), max_size=3)))
+    if suffix == ".json":
+        import json
+
+        indent = draw(st.sampled_from([None, 0, 1, 2, 4, "\t"]))
+        separators = draw(st.sampled_from([None, (",", ":"), (", ", ": ")]))
+        text = json.dumps(data, indent=indent, separators=separators, ensure_ascii=draw(st.booleans()))
+    elif suffix == ".toml":
+        import tomlkit
+
+        text = tomlkit.dumps(cast("dict[str, object]", _toml_safe(data)))
+        if draw(st.booleans()):
+            text = "# the user's own settings\n" + text
+    else:
+        import yaml  # type: ignore[import-untyped]
+
+        text = yaml.safe_dump(
+            data,
+            default_flow_style=draw(st.sampled_from([None, True, False])),
+            indent=draw(st.sampled_from([2, 4])),
+            sort_keys=False,
+            allow_unicode=draw(st.booleans()),
+            explicit_start=draw(st.booleans()),
+        )
+        if draw(st.booleans()):
+            text = "# the user's own settings\n" + text
+    ending = draw(st.sampled_from(["keep", "strip", "add"]))
+    if ending == "strip":
+        text = text.rstrip("\n")
+    elif ending == "add" and not text.endswith("\n"):
+        text += "\n"
+    if draw(st.booleans()) and "\n" in text:
+        text = text.replace("\n", "\r\n")
+    return text

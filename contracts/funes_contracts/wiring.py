@@ -16,11 +16,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from funes_contracts import files
 from funes_core.host.api import (
@@ -45,6 +47,15 @@ requirement = pytest.mark.requirement
 MALFORMED = '{"funes-contract": "this config was cut off mid-write",\n  "unterminated": [\n'
 #: Another funes command, to prove a re-install replaces rather than duplicates.
 OTHER_COMMAND = ("/opt/another/funes",)
+#: Documents that hold nothing, by file suffix: a file the user has, even like this, must survive.
+EMPTY_DOCUMENTS = {
+    ".json": ["{}", "{}\n", "{\n}\n"],
+    ".toml": ["", "\n", "# my settings\n"],
+    ".yaml": ["", "{}\n", "# my settings\n"],
+    ".yml": ["", "{}\n", "# my settings\n"],
+}
+#: Examples the config fuzz draws per part (hypothesis); kept small so the suite stays quick.
+FUZZ_EXAMPLES = 25
 
 
 def _identity(cls: type[IntegrationPart], base: type[IntegrationPart]) -> None:
@@ -136,6 +147,127 @@ class _WiringContract:
         assert isinstance(outcome, Outcome), f"{what} must return an Outcome, got {outcome!r}"
         assert outcome.changed is changed, f"{what} reported changed={outcome.changed}, expected {changed}"
         assert outcome.summary.strip(), f"{what} must say what it did (Outcome.summary)"
+
+    # -- contract 2: the config-edit cases of issue 13 -----------------------------------------
+
+    def empty_documents(self, path: Path) -> list[str]:
+        """Documents holding nothing for the config at ``path`` (default: by its suffix)."""
+        return EMPTY_DOCUMENTS.get(path.suffix.lower(), [])
+
+    def _paths(self, part: Any, ctx: InstallContext) -> list[Path]:
+        paths = list(part.config_paths(ctx))
+        if not paths:
+            pytest.skip("capability config-file: the part declares no config file (config_paths() is empty)")
+        return paths
+
+    def _check_restores_empty(
+        self, part: Any, add: Callable[..., Any], remove: Callable[..., Any], ctx: InstallContext
+    ) -> None:
+        for path in self._paths(part, ctx):
+            docs = self.empty_documents(path)
+            if not docs:
+                pytest.skip(
+                    f"capability config-format: the kit knows no empty {path.suffix or 'suffix-less'} "
+                    "document; override empty_documents()"
+                )
+            for doc in docs:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(doc, encoding="utf-8")
+                before = _world(ctx)
+                add(ctx)
+                remove(ctx)
+                assert path.exists(), f"{path.name} existed as {doc!r} before install and was deleted"
+                assert _world(ctx) == before, f"{path.name} as {doc!r}: " + _diff(before, _world(ctx))
+                path.unlink()
+
+    def _check_refuses_read_only(self, part: Any, add: Callable[..., Any], ctx: InstallContext) -> None:
+        for path in self._paths(part, ctx):
+            docs = self.empty_documents(path) or [""]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(docs[-1], encoding="utf-8")
+            path.chmod(0o444)
+            before = _world(ctx)
+            with pytest.raises(ConfigError) as err:
+                add(ctx)
+            assert path.name in str(err.value) and "read-only" in str(err.value), (
+                f"the error must name the file and say it is read-only: {err.value}"
+            )
+            assert _world(ctx) == before, _diff(before, _world(ctx))
+            path.chmod(0o644)
+            path.unlink()
+
+    def _check_refuses_dangling(self, part: Any, add: Callable[..., Any], ctx: InstallContext) -> None:
+        for path in self._paths(part, ctx):
+            target = ctx.home.parent / "dotfiles-that-are-gone" / path.name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.symlink_to(target)
+            with pytest.raises(ConfigError) as err:
+                add(ctx)
+            assert path.name in str(err.value), f"the error must name the file: {err.value}"
+            assert path.is_symlink() and not target.parent.exists(), (
+                "a folder or stub was created for the link"
+            )
+            path.unlink()
+
+    def _check_fuzz(self, cls: type, add_name: str, remove_name: str) -> None:
+        from funes_contracts.plugin import FUNES_COMMAND
+        from funes_contracts.strategies import config_documents
+
+        def context(root: Path) -> InstallContext:
+            home = root / "home"
+            home.mkdir(parents=True, exist_ok=True)
+            return InstallContext(home=home, funes_home=root / "funes-home", funes_command=FUNES_COMMAND)
+
+        with tempfile.TemporaryDirectory() as tmp:
+            learn = context(Path(tmp))
+            part = cls()
+            getattr(part, add_name)(learn)
+            skeletons: dict[Path, dict[str, Any]] = {}
+            for path in part.config_paths(learn):
+                rel = path.relative_to(learn.home) if path.is_relative_to(learn.home) else None
+                if rel is None or path.suffix.lower() not in EMPTY_DOCUMENTS or not path.is_file():
+                    continue
+                from funes_core.host.configedit.base import Adapter, ConfigFile
+                from funes_core.host.configedit.json import JsonFormat
+                from funes_core.host.configedit.toml import TomlFormat
+                from funes_core.host.configedit.yaml import YamlFormat
+
+                formats: dict[str, Adapter] = {".json": JsonFormat(), ".toml": TomlFormat()}
+                fmt = formats.get(path.suffix.lower(), YamlFormat())
+                skeletons[rel] = ConfigFile(path, fmt).parse(path.read_text(encoding="utf-8"))
+        if not skeletons:
+            pytest.skip("capability config-format: no JSON, TOML or YAML config file to fuzz")
+        rel, skeleton = sorted(skeletons.items())[0]
+        refused: list[str] = []
+
+        @settings(
+            max_examples=FUZZ_EXAMPLES,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(config_documents(rel.suffix.lower(), skeleton))
+        def run(text: str) -> None:
+            with tempfile.TemporaryDirectory() as tmp:
+                ctx = context(Path(tmp))
+                path = ctx.home / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(text.encode("utf-8"))
+                before = _world(ctx)
+                part = cls()
+                try:
+                    getattr(part, add_name)(ctx)
+                except ConfigError as exc:
+                    refused.append(str(exc))
+                    assert path.name in str(exc), f"a refusal must name the file: {exc}"
+                    assert _world(ctx) == before, "refused, but changed files: " + _diff(before, _world(ctx))
+                    return
+                getattr(part, remove_name)(ctx)
+                after = _world(ctx)
+                assert after == before, f"not restored for {text!r}: " + _diff(before, after)
+
+        run()
 
     def _malformed(self, ctx: InstallContext, paths: list[Path]) -> dict[Path, bytes]:
         if not paths:
@@ -252,6 +384,22 @@ class HookInstallerContract(_WiringContract):
                 assert path.read_bytes() == data, f"{path} was changed although it is malformed"
         assert installer.status(funes_ctx).state is WiringState.BROKEN
 
+    @requirement("installer:remove-restores-empty")
+    def test_remove_restores_empty(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        self._check_restores_empty(installer, installer.install, installer.uninstall, funes_ctx)
+
+    @requirement("installer:refuses-read-only")
+    def test_refuses_read_only(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        self._check_refuses_read_only(installer, installer.install, funes_ctx)
+
+    @requirement("installer:refuses-dangling-link")
+    def test_refuses_dangling_link(self, installer: HookInstaller, funes_ctx: InstallContext) -> None:
+        self._check_refuses_dangling(installer, installer.install, funes_ctx)
+
+    @requirement("installer:fuzz-restores")
+    def test_fuzz_restores(self, decoy_home: Path) -> None:
+        self._check_fuzz(self.installer_cls, "install", "uninstall")
+
     @requirement("installer:context-home")
     def test_context_home(
         self, installer: HookInstaller, funes_ctx: InstallContext, decoy_home: Path
@@ -315,7 +463,7 @@ class ToolRegistrarContract(_WiringContract):
         self, registrar: ToolRegistrar, funes_ctx: InstallContext, caps: Capabilities
     ) -> None:
         if not caps.memory_binding:
-            pytest.skip("the registrar declares it cannot bind a memory (Capabilities.memory_binding=False)")
+            pytest.skip("capability memory_binding: the registrar declares it cannot bind a memory")
         bound = self._other(funes_ctx, memory="team/shared-memory")
         registrar.register(bound)
         assert registrar.registered_command(bound) == [*funes_ctx.funes_command, "mcp", "team/shared-memory"]
@@ -400,6 +548,22 @@ class ToolRegistrarContract(_WiringContract):
             for path, data in written.items():
                 assert path.read_bytes() == data, f"{path} was changed although it is malformed"
         assert registrar.status(funes_ctx).state is WiringState.BROKEN
+
+    @requirement("registrar:remove-restores-empty")
+    def test_remove_restores_empty(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        self._check_restores_empty(registrar, registrar.register, registrar.unregister, funes_ctx)
+
+    @requirement("registrar:refuses-read-only")
+    def test_refuses_read_only(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        self._check_refuses_read_only(registrar, registrar.register, funes_ctx)
+
+    @requirement("registrar:refuses-dangling-link")
+    def test_refuses_dangling_link(self, registrar: ToolRegistrar, funes_ctx: InstallContext) -> None:
+        self._check_refuses_dangling(registrar, registrar.register, funes_ctx)
+
+    @requirement("registrar:fuzz-restores")
+    def test_fuzz_restores(self, decoy_home: Path) -> None:
+        self._check_fuzz(self.registrar_cls, "register", "unregister")
 
     @requirement("registrar:context-home")
     def test_context_home(

@@ -90,10 +90,10 @@ class NonAtomic(EchoConverter):
 
 class Clobbering(EchoHookInstaller):
     def install(self, ctx):
-        path = self.file(ctx).path
+        path = self.where("config", ctx)
         text = path.read_text(encoding="utf-8") if path.exists() else "{}"
         data = json.loads(text)  # a malformed config escapes as ValueError
-        data.setdefault("hooks", {})["funes"] = self.value(ctx)
+        data.setdefault("hooks", {})["funes"] = self.entries(ctx)[0].value
         new = json.dumps(data, indent=4, sort_keys=True) + "\\n"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(new, encoding="utf-8")
@@ -102,21 +102,111 @@ class Clobbering(EchoHookInstaller):
 
 class Greedy(EchoHookInstaller):
     def uninstall(self, ctx):
-        path = self.file(ctx).path
+        path = self.where("config", ctx)
         if not path.exists() or "funes-echo" not in path.read_text(encoding="utf-8"):
             return Outcome(False, "nothing to remove")
         path.unlink()  # the user's other settings go with it
         return Outcome(True, "deleted the config")
 
 
+def _with_value(entries, value):
+    return [replace(entries[0], value=value)]
+
+
 class HardcodedCommand(EchoToolRegistrar):
-    def value(self, ctx):
-        return {"command": "/nonexistent/funes", "args": ["mcp"], "managed_by": "funes-echo"}
+    def entries(self, ctx):
+        value = {"command": "/nonexistent/funes", "args": ["mcp"], "managed_by": "funes-echo"}
+        return _with_value(super().entries(ctx), value)
 
 
 class NotAServer(EchoToolRegistrar):
-    def value(self, ctx):
-        return {"command": sys.executable, "args": ["-c", "print('not json')"], "managed_by": "funes-echo"}
+    def entries(self, ctx):
+        value = {"command": sys.executable, "args": ["-c", "print('not json')"], "managed_by": "funes-echo"}
+        return _with_value(super().entries(ctx), value)
+
+
+# -- the blind spots of contract 1, one realistic bug each --------------------------------------
+
+
+class SideEffect(EchoConverter):
+    # Caches its work next to the transcript.
+
+    def convert(self, ref):
+        turns = super().convert(ref)
+        (ref.path.parent / (ref.path.name + ".cache")).write_text(str(len(turns)), encoding="utf-8")
+        return turns
+
+
+class Truncating(EchoConverter):
+    # Cuts every text at 1,000 characters.
+
+    def convert(self, ref):
+        cut = lambda b: replace(b, text=b.text[:1000])
+        return [replace(t, blocks=tuple(cut(b) for b in t.blocks)) for t in super().convert(ref)]
+
+
+class NaiveLocalTime(EchoConverter):
+    # Reads a time without an offset as the machine's local time.
+
+    def convert(self, ref):
+        import funes_echo.converter as module
+        from datetime import UTC, datetime
+        from funes_core import format_ts, parse_ts
+
+        def local(value, epoch="auto"):
+            if isinstance(value, str) and value.strip():
+                try:
+                    moment = datetime.fromisoformat(value.strip())
+                except ValueError:
+                    return parse_ts(value, epoch=epoch)
+                if moment.tzinfo is None:
+                    return format_ts(moment.astimezone(UTC))
+            return parse_ts(value, epoch=epoch)
+
+        original = module.parse_ts
+        module.parse_ts = local
+        try:
+            return super().convert(ref)
+        finally:
+            module.parse_ts = original
+
+
+class SalvagesTorn(EchoConverter):
+    # Rescues a torn last line by regex: the right id, a placeholder for the text it cannot read.
+
+    def convert(self, ref):
+        import re
+        from funes_core import Block
+
+        turns = super().convert(ref)
+        lines = [l for l in ref.path.read_bytes().split(b"\\n") if l.strip()]
+        try:
+            json.loads(lines[-1])
+            return turns
+        except ValueError:
+            last = lines[-1].decode("utf-8", "replace")
+        found_id = re.search(r'"id":\\s*"([^"]+)"', last)
+        if found_id and turns and found_id.group(1) not in {t.turn_uuid for t in turns}:
+            placeholder = (Block("text", "[message still being written]"),)
+            turns.append(replace(turns[-1], turn_uuid=found_id.group(1), seq=len(turns), blocks=placeholder))
+        return turns
+
+
+class CountsRecords(EchoConverter):
+    # Stamps every text with the transcript's length: earlier turns change as the session grows.
+
+    def convert(self, ref):
+        turns = super().convert(ref)
+        stamp = lambda b: replace(b, text=f"[{len(turns)}] " + b.text)
+        return [replace(t, blocks=(stamp(t.blocks[0]), *t.blocks[1:])) for t in turns]
+
+
+class DropsOneTurn(EchoConverter):
+    def convert(self, ref):
+        turns = super().convert(ref)
+        if len(turns) > 2:
+            del turns[1]
+        return [replace(t, seq=i) for i, t in enumerate(turns)]
 
 
 def converter_case(cls):
@@ -133,7 +223,21 @@ def registrar_case(cls):
     return type(f"Test{cls.__name__}", (ToolRegistrarContract,), {"registrar_cls": cls, "config_home": home})
 
 
-for _cls in (DropsThinking, SparseSeq, LocalTime, Strict, UnstableIds, WrongHarness, NonAtomic):
+for _cls in (
+    DropsThinking,
+    SparseSeq,
+    LocalTime,
+    Strict,
+    UnstableIds,
+    WrongHarness,
+    NonAtomic,
+    SideEffect,
+    Truncating,
+    NaiveLocalTime,
+    SalvagesTorn,
+    CountsRecords,
+    DropsOneTurn,
+):
     globals()[f"Test{_cls.__name__}"] = converter_case(_cls)
 for _cls in (Clobbering, Greedy):
     globals()[f"Test{_cls.__name__}"] = installer_case(_cls)
@@ -161,24 +265,42 @@ EXPECTED_FAILURES = {
         "converter:bad-record",
         "converter:spool-layout",
         "converter:spool-idempotent",
+        "converter:timezone",
     },
     "TestWrongHarness": {"converter:golden", "converter:harness"},
     "TestNonAtomic": {"converter:spool-atomic"},
+    # The blind spots of contract 1: each of these passed every test of the old kit.
+    "TestSideEffect": {"converter:no-side-effects"},
+    "TestTruncating": {"converter:long-text"},
+    "TestNaiveLocalTime": {"converter:timezone"},
+    "TestSalvagesTorn": {"converter:torn-tail"},
+    "TestCountsRecords": {"converter:golden", "converter:stable-ids", "converter:torn-tail"},
+    "TestDropsOneTurn": {"converter:golden", "converter:stable-ids", "converter:long-text"},
     "TestClobbering": {
         "installer:preserves-config",
         "installer:remove-restores",
+        "installer:remove-restores-empty",
         "installer:refresh",
         "installer:malformed-config",
+        "installer:refuses-read-only",
+        "installer:refuses-dangling-link",
+        "installer:fuzz-restores",
     },
     # It also never checks the config before deleting it, so a malformed one is not refused.
-    "TestGreedy": {"installer:remove-restores", "installer:refresh", "installer:malformed-config"},
+    "TestGreedy": {
+        "installer:remove-restores",
+        "installer:remove-restores-empty",
+        "installer:refresh",
+        "installer:malformed-config",
+        "installer:fuzz-restores",
+    },
     "TestHardcodedCommand": {"registrar:records-command", "registrar:records-memory"},
     "TestNotAServer": {"registrar:records-command", "registrar:records-memory", "registrar:mcp-tools-list"},
 }
 
 
 def run_suite(
-    tmp_path: Path, source: str, *extra: str
+    tmp_path: Path, source: str, *extra: str, pythonpath: Path | None = None
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, str]]]:
     module = tmp_path / "test_broken_plugins.py"
     module.write_text(textwrap.dedent(source), encoding="utf-8")
@@ -187,6 +309,8 @@ def run_suite(
     report = tmp_path / "report.json"
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     env.pop("PYTEST_ADDOPTS", None)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH", "")]))
     done = subprocess.run(
         [
             sys.executable,
@@ -230,6 +354,77 @@ def test_each_bug_fails_exactly_its_requirements(tmp_path: Path) -> None:
     assert ("TestHardcodedCommand", "registrar:mcp-tools-list") in skipped, (
         "an unstartable command is skipped"
     )
+    dropped = next(
+        r for r in results if r["class"] == "TestDropsOneTurn" and r["requirement"] == "converter:golden"
+    )
+    assert "missing turn m2" in dropped["reason"], "a dropped turn is named, not shown as a shifted id"
+
+
+MUTATORS_IN_FIXTURES = """
+import shutil
+from pathlib import Path
+
+import funes_echo
+from funes_contracts import ConverterContract
+from funes_echo import EchoConverter
+
+FIX = Path(funes_echo.__file__).parent / "contract_fixtures"
+
+
+class SpiedEcho(EchoConverter):
+    contract_fixtures = "spied_fixtures"
+
+
+class TestSpied(ConverterContract):
+    converter_cls = SpiedEcho
+    fixtures_dir = FIX
+"""
+
+SPIED_PACKAGE = """
+from pathlib import Path
+
+from funes_contracts import files
+
+CALLS = Path(__file__).parent / "calls.log"
+
+
+def _spy(name):
+    with CALLS.open("a") as fh:
+        fh.write(name + "\\n")
+
+
+def make_earlier(folder):
+    _spy("earlier")
+    return files.earlier_lines(folder)
+
+
+def make_torn(folder):
+    _spy("torn")
+    return files.tear_lines(folder)
+
+
+def make_corrupt(folder):
+    _spy("corrupt")
+    return files.corrupt_lines(folder)
+
+
+def make_long(folder, filler, expected):
+    _spy("long")
+    return files.lengthen_lines(folder, filler, expected)
+"""
+
+
+@pytest.mark.slow
+def test_the_kit_finds_the_mutators_in_the_fixtures_package(tmp_path: Path) -> None:
+    """What `check` needs for agents that do not write JSON lines (hermes' SQLite, markdown, ...)."""
+    package = tmp_path / "spied_fixtures"
+    package.mkdir()
+    (package / "__init__.py").write_text(textwrap.dedent(SPIED_PACKAGE), encoding="utf-8")
+    done, results = run_suite(tmp_path, MUTATORS_IN_FIXTURES, pythonpath=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert not [r for r in results if r["outcome"] == "skipped"], "nothing is skipped"
+    calls = set((package / "calls.log").read_text(encoding="utf-8").split())
+    assert calls == {"earlier", "torn", "corrupt", "long"}
 
 
 PROVISIONAL = (

@@ -198,8 +198,11 @@ is confirmed at a terminal first (see [the trust rules](docs/plugins/index.md#tr
 _FOOTER = """\
 ## How to get listed
 
-1. Build your integration as a Python distribution named `funes-<agent>` with a `funes` entry
-   point ([tutorial](docs/plugins/tutorial.md)).
+1. Install funes and its contract kit by name (`uv tool install funes-memory --with
+   funes-memory-contracts`, or `pip install funes-memory funes-memory-contracts`), then scaffold
+   your integration with `funes integrations new <agent>`: a distribution named
+   `funes-memory-<agent>` with a `funes` entry point ([tutorial](docs/plugins/tutorial.md)).
+   Install it into funes' own environment with `funes integrations install <agent> --from .`.
 2. Run the contract suite in your own CI (`funes-memory-contracts`, see
    [testing](docs/plugins/testing.md)) and make sure `funes integrations check <id>` passes.
 3. Publish it on PyPI, with the `funes-plugin` keyword and GitHub topic.

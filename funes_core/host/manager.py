@@ -40,6 +40,7 @@ from funes_core.host import hookspecs
 from funes_core.host.api import (
     CONTRACT_VERSION,
     ID_PATTERN,
+    SUPPORTED_CONTRACTS,
     Converter,
     HookInstaller,
     IntegrationPart,
@@ -101,6 +102,20 @@ class PluginInfo:
     ids: dict[str, list[str]] = field(default_factory=dict)
     #: ids refused because another plugin claims them too.
     conflicts: list[str] = field(default_factory=list)
+    #: The contract versions its classes declare (an older one loads, with a deprecation note).
+    contracts: set[int] = field(default_factory=set)
+
+    @property
+    def deprecated(self) -> str:
+        """Why this plugin's contract is deprecated (``""`` when it speaks the current one)."""
+        old = sorted(v for v in self.contracts if v != CONTRACT_VERSION)
+        if not old:
+            return ""
+        return (
+            f"{self.origin} speaks plugin contract {old[0]}; it keeps working, but contract "
+            f"{CONTRACT_VERSION} is current: ask its author for a release checked with "
+            "funes-memory-contracts (docs/plugins/contract-2.md)"
+        )
 
     @property
     def origin(self) -> str:
@@ -120,7 +135,8 @@ class PluginInfo:
             "hooks": list(self.hooks),
             "ids": {role: list(ids) for role, ids in self.ids.items()},
             "conflicts": list(self.conflicts),
-            "contract_version": CONTRACT_VERSION,
+            "contract_version": max(self.contracts) if self.contracts else CONTRACT_VERSION,
+            "deprecated": self.deprecated or None,
         }
 
 
@@ -204,6 +220,7 @@ class FunesPluginManager:
         self._infos: dict[str, PluginInfo] = {}
         self._objects: dict[str, object] = {}
         self._registry: dict[str, Integration] | None = None
+        self._noted: set[str] = set()
         self._trace = self._environ.get("FUNES_TRACE_PLUGINS", "") not in ("", "0")
         if self._trace:
             self.pm.trace.root.setwriter(self._write)
@@ -389,10 +406,11 @@ class FunesPluginManager:
             if not isinstance(label, str) or not label.strip():
                 raise PluginError(f"{where}.label must be a non-empty string")
             version = getattr(item, "contract_version", None)
-            if version != CONTRACT_VERSION:
+            if version not in SUPPORTED_CONTRACTS:
+                speaks = " or ".join(str(v) for v in sorted(SUPPORTED_CONTRACTS, reverse=True))
                 raise PluginError(
                     f"{where} was written for contract version {version!r}, but this funes speaks "
-                    f"contract version {CONTRACT_VERSION}; install a release of the plugin for contract "
+                    f"contract version {speaks}; install a release of the plugin for contract "
                     f"{CONTRACT_VERSION} or update funes"
                 )
             if inspect.isabstract(item):
@@ -413,6 +431,10 @@ class FunesPluginManager:
         for name, roles in collected.items():
             info = self._infos[name]
             info.ids = {role: sorted(c.id for c in classes) for role, classes in roles.items()}
+            info.contracts = {c.contract_version for classes in roles.values() for c in classes}
+            if info.deprecated and name not in self._noted:
+                self._noted.add(name)
+                self._report(f"note: {info.deprecated}")
             for ident in sorted({c.id for classes in roles.values() for c in classes}):
                 claimants.setdefault(ident, []).append(name)
         registry: dict[str, Integration] = {}

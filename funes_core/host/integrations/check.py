@@ -1,6 +1,12 @@
 """``funes integrations check``: run the contract suite against an installed plugin and report.
 
 The funes-memory-contracts suite runs in a fresh pytest process; the report is one line per requirement.
+
+A skip is conformance only when a capability the plugin declares explains it (the kit starts such
+a skip's reason with ``capability``); any other skip is reported as a failure, so a plugin cannot
+pass by having the kit skip what it cannot check. Exit statuses: 0 conformant, 1 a requirement
+failed or was skipped unexplained (also: an unknown id, the kit not installed), 2 the suite could
+not run at all.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from funes_core.host.integrations.common import InstallError, Orchestrator
+from funes_core.host.integrations.common import Orchestrator
 from funes_core.host.manager import Integration
 
 CHECK_MODULE = '''\
@@ -25,13 +31,23 @@ globals().update(contract_classes({ident!r}))
 '''
 
 
+#: Exit statuses of ``funes integrations check`` (documented in docs/plugins/testing.md).
+EXIT_CONFORMANT = 0
+#: A requirement failed, or was skipped without a declared capability explaining the skip.
+EXIT_FAILED = 1
+#: The suite could not run at all (the kit missing, the plugin failing to load, no contract test).
+EXIT_DID_NOT_RUN = 2
+
+
 def check(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
     """Run the contract suite on the installed plugin and print a conformance report."""
     integ = orch.require(ident)
     if importlib.util.find_spec("funes_contracts") is None:
-        raise InstallError(
-            "`funes integrations check` needs funes-memory-contracts: install it with your installer"
+        orch.ui.err(
+            "funes: `funes integrations check` needs funes-memory-contracts: install it into funes' "
+            "environment (e.g. `uv pip install --python <funes' python> funes-memory-contracts`)"
         )
+        return EXIT_DID_NOT_RUN
     with tempfile.TemporaryDirectory(prefix="funes-check-") as tmp:
         root = Path(tmp)
         module = root / f"test_funes_check_{ident.replace('-', '_')}.py"
@@ -61,11 +77,15 @@ def check(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         env.pop("PYTEST_ADDOPTS", None)
         done = orch.runner(argv, env=env, cwd=root, stream=False)
-        if not report.is_file():
+        data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
+        if not data.get("results"):
             for line in done.output.rstrip().splitlines()[-20:]:
                 orch.ui.err(line)
-            raise InstallError(f"{ident}: the contract suite did not run (pytest exit {done.returncode})")
-        data = json.loads(report.read_text(encoding="utf-8"))
+            orch.ui.err(
+                f"funes: {ident}: the contract suite did not run (pytest exit {done.returncode}); "
+                "see the lines above"
+            )
+            return EXIT_DID_NOT_RUN
     return _print_report(orch, integ, data, as_json=as_json)
 
 
@@ -77,8 +97,19 @@ def _print_report(orch: Orchestrator, integ: Integration, data: dict[str, Any], 
     for rid in sorted(by_req):
         outcomes = [r["outcome"] for r in by_req[rid]]
         bad = [r for r in by_req[rid] if r["outcome"] in ("failed", "error")]
+        unexplained = [
+            r
+            for r in by_req[rid]
+            if r["outcome"] == "skipped" and not r.get("reason", "").startswith("capability")
+        ]
         if bad:
             verdict, reason = "fail", f"{bad[0]['test']}: {bad[0].get('reason', '')}"
+        elif unexplained:
+            skip = unexplained[0]
+            verdict = "fail"
+            reason = (
+                f"{skip['test']}: skipped, and no declared capability explains it: {skip.get('reason', '')}"
+            )
         elif all(o in ("skipped",) for o in outcomes):
             verdict, reason = "skip", by_req[rid][0].get("reason", "")
         elif any(o == "xfailed" for o in outcomes):
@@ -90,7 +121,7 @@ def _print_report(orch: Orchestrator, integ: Integration, data: dict[str, Any], 
     failed = sum(1 for line in lines if line["verdict"] == "fail")
     if as_json:
         orch.ui.out(json.dumps({"id": integ.id, "origin": integ.origin, "requirements": lines}, indent=2))
-        return 1 if failed else 0
+        return EXIT_FAILED if failed else EXIT_CONFORMANT
     width = max((len(line["requirement"]) for line in lines), default=10)
     orch.ui.out(f"{integ.id} ({integ.origin}): contract {data.get('contract_version')} conformance")
     for line in lines:
@@ -101,4 +132,4 @@ def _print_report(orch: Orchestrator, integ: Integration, data: dict[str, Any], 
         f"{counts['pass']} passed, {counts['fail']} failed, {counts['skip']} skipped, "
         f"{counts['warn']} provisional warnings"
     )
-    return 1 if failed else 0
+    return EXIT_FAILED if failed else EXIT_CONFORMANT
