@@ -1,0 +1,111 @@
+"""``funes integrations new ID``: a separately packaged integration, ready to pass ``check`` as generated.
+
+The template (``template/``, rendered with ``{{name}}`` placeholders) is a complete integration
+of a made-up agent that keeps JSON-lines sessions in ``~/.<id>/sessions/`` and its hooks and MCP
+servers in ``~/.<id>/settings.json``: converter, hook installer, tool registrar, per-turn hook,
+contract fixtures with a golden, the contract test, a CI workflow and a README saying what to
+change. It is built on the core's helpers only (:class:`~funes_core.Agent`, the converter
+helpers, :class:`~funes_core.host.configedit.ManagedEntry`, the hook runtime), so what an author
+edits is the agent-specific part and nothing else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from funes_core.host.api import ID_PATTERN
+
+__all__ = ["Names", "ScaffoldError", "names_for", "render"]
+
+#: Where the rendered package goes inside the project (``src/`` in the template).
+_PACKAGE_DIR = "src"
+_TEMPLATE_SUFFIX = ".tmpl"
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+
+
+class ScaffoldError(Exception):
+    """A request ``integrations new`` refuses; the message is one line for the user."""
+
+
+@dataclass(frozen=True, slots=True)
+class Names:
+    """Every spelling of the new integration's name the template needs."""
+
+    id: str
+    label: str
+    module: str
+    dist: str
+    Class: str
+    ENV: str
+    core_dist: str
+    kit_dist: str
+    core_version: str
+
+    def mapping(self) -> dict[str, str]:
+        return {name: str(getattr(self, name)) for name in self.__dataclass_fields__}
+
+
+def names_for(ident: str, label: str | None = None) -> Names:
+    """The names of integration ``ident``; :class:`ScaffoldError` when it is not a usable id."""
+    if not ID_PATTERN.fullmatch(ident) or not ident[0].isalpha():
+        raise ScaffoldError(
+            f"{ident!r} is not a usable integration id: use lowercase letters, digits, '-' and '_', "
+            "starting with a letter"
+        )
+    import funes_core
+
+    words = [w for w in re.split(r"[-_]", ident) if w]
+    version = str(funes_core.__version__)
+    major_minor = ".".join(version.split(".")[:2]) if version != "0.0.0" else "0.1"
+    return Names(
+        id=ident,
+        label=label or " ".join(w.capitalize() for w in words),
+        module="funes_" + ident.replace("-", "_"),
+        dist="funes-memory-" + ident.replace("_", "-"),
+        Class="".join(w.capitalize() for w in words),
+        ENV=ident.upper().replace("-", "_"),
+        core_dist=funes_core.DISTRIBUTION,
+        kit_dist=funes_core.KIT_DISTRIBUTION,
+        core_version=major_minor,
+    )
+
+
+def _fill(text: str, names: dict[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: names[m.group(1)], text)
+
+
+def _walk(node: Traversable, rel: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Traversable]]:
+    out: list[tuple[tuple[str, ...], Traversable]] = []
+    for child in sorted(node.iterdir(), key=lambda c: c.name):
+        if child.name == "__pycache__":
+            continue
+        if child.is_dir():
+            out.extend(_walk(child, (*rel, child.name)))
+        elif child.name.endswith(_TEMPLATE_SUFFIX):
+            out.append(((*rel, child.name), child))
+    return out
+
+
+def render(dest: Path, names: Names) -> list[Path]:
+    """Write the project into ``dest`` (absent or empty); returns the files written, sorted."""
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise ScaffoldError(f"{dest} is not empty; choose a new folder with --dir")
+    values = names.mapping()
+    written: list[Path] = []
+    template = resources.files(__name__).joinpath("template")
+    for rel, node in _walk(template):
+        parts = [_fill(part, values) for part in rel]
+        parts[-1] = parts[-1].removesuffix(_TEMPLATE_SUFFIX)
+        if parts[0] == _PACKAGE_DIR:
+            parts[0] = names.module
+        if parts[-1] == "gitignore":
+            parts[-1] = ".gitignore"
+        target = dest.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(_fill(node.read_text(encoding="utf-8"), values), encoding="utf-8")
+        written.append(target)
+    return sorted(written)
