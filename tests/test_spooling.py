@@ -14,8 +14,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -195,13 +197,13 @@ def test_twenty_hook_events_from_three_agents_in_one_second_are_all_recallable(t
         env.pop(var, None)
     claude, _ = _claude(home)
     codex, pi = _codex(home), _pi(home)
-    words: list[str] = []
-    hooks: list[subprocess.Popen[bytes]] = []
-    started = time.monotonic()
-    for n in range(20):
+    barrier = threading.Barrier(20)
+
+    def fire(n: int) -> tuple[str, subprocess.Popen[bytes]]:
+        """One agent finishing one turn: the turn is appended, then the agent's hook runs."""
         agent = ("claude", "codex", "pi")[n % 3]
         word = f"quokka{n}{agent}"
-        words.append(word)
+        barrier.wait()
         if agent == "claude":
             event = _claude_turn(claude, n, word)
             argv = [
@@ -234,9 +236,14 @@ def test_twenty_hook_events_from_three_agents_in_one_second_are_all_recallable(t
         )
         proc.stdin.write(json.dumps(event).encode())  # type: ignore[union-attr]
         proc.stdin.close()  # type: ignore[union-attr]
-        hooks.append(proc)
+        return word, proc
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=20) as pool:  # the three agents end their turns at once
+        fired_events = list(pool.map(fire, range(20)))
     fired = time.monotonic() - started
-    for proc in hooks:
+    words = [word for word, _ in fired_events]
+    for _, proc in fired_events:
         proc.wait(timeout=60)
     assert fired < 1.0, f"the 20 events took {fired:.2f} s to fire"
     store_home = Home(funes_home)
