@@ -170,20 +170,32 @@ def test_tool_memory_argument_overrides_server_memory(indexed_home: dict[str, st
     )
     subprocess.run([FUNES, "index", str(one)], env=env, check=True, capture_output=True)
 
-    async def session() -> tuple[str, str]:
+    # An agent may name only configured memories: the other one becomes a folder remote.
+    subprocess.run(
+        [FUNES, "remote", "add", "other", str(other_home / "memory")],
+        env=indexed_home,
+        check=True,
+        capture_output=True,
+    )
+
+    async def session() -> tuple[str, str, str]:
         async with Client(make_server()) as client:
             default = text_of(await client.call_tool("recall", {"query": "wombat", "neighbors": 0}))
             other = text_of(
+                await client.call_tool("recall", {"query": "wombat", "neighbors": 0, "memory": "other"})
+            )
+            by_path = text_of(
                 await client.call_tool(
                     "recall", {"query": "wombat", "neighbors": 0, "memory": str(other_home / "memory")}
                 )
             )
-            return default, other
+            return default, other, by_path
 
-    default, other = anyio.run(session)
+    default, other, by_path = anyio.run(session)
     assert "wombat" not in default
     assert "only in the other memory: wombat" in other
-    assert f"--memory {other_home / 'memory'}" in other
+    assert "--memory other" in other
+    assert "not allowed" in by_path and "wombat" not in by_path
 
 
 def test_missing_memory_is_an_error_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -56,7 +56,7 @@ from funes_core.read.when import Window, query_window
 
 if TYPE_CHECKING:
     from funes_core.store.base import Filters, Hit, Row, Store, Vector
-    from funes_core.store.handle import Memory
+    from funes_core.store.handle import Memory, MemorySet
 
 __all__ = [
     "DEFAULT_CANDIDATES",
@@ -203,6 +203,9 @@ class RecallHit:
     row: Row
     score: float
     neighbors: tuple[Row, ...] = ()
+    #: The memory it came from, when several were searched (``--memory local,team``); ``None``
+    #: for a one-memory recall, whose text stays exactly as before.
+    memory: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,6 +439,74 @@ def _cut(query: str) -> tuple[str, int]:
     return head, len(query) - len(head)
 
 
+def recall_many(
+    members: Sequence[tuple[str, Store]],
+    query: str,
+    params: RecallParams,
+    *,
+    embed_query: Callable[[str], Vector] | None,
+    now: datetime | None = None,
+) -> RecallResult:
+    """One recall over several memories, ranked as one list.
+
+    The fusion, documented in docs/sharing.md: each leg's candidates from every memory are
+    **pooled first** (``candidates`` per memory), then the usual relative-score fusion rescales
+    each leg over the whole pool, so a memory's best BM25 match is not given 1.0 just because its
+    memory is small. Cosine similarities are comparable across memories (one model, checked by the
+    stamp); BM25 scores carry each memory's own term statistics, which the pooled rescaling
+    tempers but does not remove. A chunk held by several memories (pushed from here, read back
+    from the remote) is shown once, from the memory listed first. Neighbours come from the hit's
+    own memory. The date-window and successor/predecessor boosts of :func:`recall` are per store
+    and are not applied across memories.
+    """
+    query = " ".join(query.split())
+    if not query:
+        raise ValueError("the query is empty")
+    if not _WORDISH.search(query):
+        raise ValueError("the query has no words to look for (only punctuation, symbols or emoji)")
+    query, cut = _cut(query)
+    profile = PROFILES[params.profile]
+    origin: dict[str, str] = {}
+    stores = dict(members)
+    vector = embed_query(query) if Leg.VECTOR in params.legs and embed_query is not None else None
+    pooled: dict[Leg, list[Hit]] = {Leg.VECTOR: [], Leg.TEXT: []}
+    for label, store in members:
+        if vector is not None:
+            pooled[Leg.VECTOR].extend(
+                _claim(store.vector_search(vector, params.candidates, params.filters), label, origin)
+            )
+        if Leg.TEXT in params.legs:
+            pooled[Leg.TEXT].extend(
+                _claim(store.text_search(query, params.candidates, params.filters), label, origin)
+            )
+    legs: list[tuple[float, Sequence[Hit]]] = []
+    if vector is not None:
+        legs.append((profile.vector_weight, sorted(pooled[Leg.VECTOR], key=lambda h: -h.score)))
+    if Leg.TEXT in params.legs:
+        legs.append((profile.text_weight, sorted(pooled[Leg.TEXT], key=lambda h: -h.score)))
+    fused = fuse_relative(legs) if params.fusion == "relative" else fuse(legs)
+    moment = now or datetime.now(UTC)
+    half_life = params.effective_half_life
+    weighed = [(row, score * freshness(row.ts, half_life, moment)) for row, score in fused]
+    weighed.sort(key=lambda pair: -pair[1])
+    top = weighed[: params.k]
+    neighbours: dict[str, tuple[Row, ...]] = {}
+    for label, store in stores.items():
+        mine = [(row, score) for row, score in top if origin[row.id] == label]
+        neighbours.update(_neighbors(store, mine, params.neighbors))
+    hits = tuple(RecallHit(row, score, neighbours.get(row.id, ()), origin[row.id]) for row, score in top)
+    return RecallResult(query=query, params=params, hits=hits, cut=cut)
+
+
+def _claim(hits: Sequence[Hit], label: str, origin: dict[str, str]) -> list[Hit]:
+    """The hits whose chunk no earlier memory supplied; records where each came from."""
+    out = []
+    for hit in hits:
+        if origin.setdefault(hit.row.id, label) == label:
+            out.append(hit)
+    return out
+
+
 # -- the verb: its arguments, its text ----------------------------------------------------------------
 
 NO_RESULTS = "no results"
@@ -541,12 +612,15 @@ def make_filters(
 def _hit_text(hit: RecallHit, label: str, shown: frozenset[str] = frozenset()) -> str:
     """One hit's block; a neighbour that is itself one of the ``shown`` hits is not previewed again
     (it is printed whole in its own block, and the preview would only spend the reader's tokens)."""
+    label = hit.memory or label
     row = hit.row
     workdir = row.workdir or "-"
     where = f"{workdir}/{session8(row.session_id)}"
     header = f"[{row.ts}] {row.harness} {where} {row.block_type}  score={hit.score:.3f}"
     if row.taint == "external":
         header += "  external"
+    if hit.memory is not None:
+        header += f"  memory={hit.memory}"
     lines = [header, get_hint(row.session_id, row.seq, label), row.text]
     lines.extend(
         f"  ~ [{n.role} {n.block_type} seq{n.seq}] {' '.join(n.text.split())[:NEIGHBOR_PREVIEW]}"
@@ -684,7 +758,8 @@ def recall_json(
             {
                 **_row_json(h.row),
                 "score": round(h.score, 6),
-                "get": get_ref(h.row.session_id, h.row.seq, label),
+                "memory": h.memory or label,
+                "get": get_ref(h.row.session_id, h.row.seq, h.memory or label),
                 "neighbors": [
                     {
                         "seq": n.seq,
@@ -703,9 +778,12 @@ def recall_json(
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
-def run(memory: Memory, args: RecallArgs, *, as_json: bool = False, now: datetime | None = None) -> str:
+def run(
+    memory: Memory | MemorySet, args: RecallArgs, *, as_json: bool = False, now: datetime | None = None
+) -> str:
     """``funes recall`` / the MCP ``recall`` tool: search, trigger lines first, packed if asked."""
     from funes_core.read.triggers import fired
+    from funes_core.store.handle import MemorySet
 
     budget = args.token_budget()
     filters = make_filters(
@@ -731,19 +809,39 @@ def run(memory: Memory, args: RecallArgs, *, as_json: bool = False, now: datetim
         raise VerbError(str(exc)) from None
     if not " ".join(args.query.split()):
         raise VerbError("the query is empty: say what to look for")
-    store = memory.store()
+    notes: list[str] = []
     embed = memory.embed_query if Leg.VECTOR in args.legs else None
     try:
-        result = recall(store, args.query, params, embed_query=embed, now=now)
+        if isinstance(memory, MemorySet):
+            members = memory.open(notes)
+            store = members[0][1]
+            result = recall_many(members, args.query, params, embed_query=embed, now=now)
+        else:
+            store = memory.store()
+            result = recall(store, args.query, params, embed_query=embed, now=now)
     except ValueError as exc:  # a query with nothing to search: a message, never a traceback
         raise VerbError(f"{exc}: say what to look for") from None
     result = RecallResult(result.query, result.params, result.hits, fired(store, args.query), result.cut)
+    head = "".join(f"note: {n}\n" for n in notes)
     if budget is None:
-        return recall_json(result, memory.label) if as_json else render_recall(result, memory.label)
+        if as_json:
+            return _with_notes(recall_json(result, memory.label), notes)
+        return head + render_recall(result, memory.label)
     packed = pack_to_budget(result, memory.label, budget, memory.count_tokens)
     if as_json:
-        return recall_json(result, memory.label, packed.shown, packed.left_out, budget=budget)
-    return packed.text
+        return _with_notes(
+            recall_json(result, memory.label, packed.shown, packed.left_out, budget=budget), notes
+        )
+    return head + packed.text
+
+
+def _with_notes(doc: str, notes: Sequence[str]) -> str:
+    """Add the degraded-memory notes to a ``--json`` document (only when there are any)."""
+    if not notes:
+        return doc
+    data = json.loads(doc)
+    data["notes"] = list(notes)
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
 RECALL_HELP = """\

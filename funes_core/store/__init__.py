@@ -27,6 +27,7 @@ from funes_core.store.base import (
 
 if TYPE_CHECKING:
     from funes_core.store.lance import LanceStore
+    from funes_core.store.remotes import Remote
 
 __all__ = [
     "NO_INDEX_MESSAGE",
@@ -39,6 +40,7 @@ __all__ = [
     "Row",
     "Store",
     "StoreStats",
+    "UnknownMemoryError",
     "Vector",
     "check_model",
     "open_store",
@@ -62,13 +64,23 @@ class NoIndexError(FileNotFoundError):
         return str(self.args[0])
 
 
-class MemoryLocation:
-    """Where a memory lives: a local folder (holding ``chunks.lance``) or an object-store URI."""
+class UnknownMemoryError(NoIndexError):
+    """A ``--memory`` value that names nothing funes may read (an unknown remote, a raw URI)."""
 
-    def __init__(self, uri: str, label: str, *, is_default: bool) -> None:
+
+class MemoryLocation:
+    """Where a memory lives: a local folder (holding ``chunks.lance``), or a configured remote.
+
+    A remote on object storage is read through its local mirror (``uri`` is the mirror's folder,
+    filled by :func:`funes_core.store.remote.sync_mirror` when the store is opened); a folder
+    remote is read in place.
+    """
+
+    def __init__(self, uri: str, label: str, *, is_default: bool, remote: Remote | None = None) -> None:
         self.uri = uri
         self.label = label
         self.is_default = is_default
+        self.remote = remote
 
     @property
     def is_local(self) -> bool:
@@ -89,16 +101,37 @@ class MemoryLocation:
 def resolve_memory(
     memory: str | os.PathLike[str] | None = None, *, home: Home | None = None
 ) -> MemoryLocation:
-    """Resolve a ``--memory`` value: ``None``/``local`` is ``$FUNES_HOME/memory``; a URI is kept; else a path.
+    """Resolve one ``--memory`` value: ``None``/``local`` is ``$FUNES_HOME/memory``; a configured
+    remote's name is that remote; else a path (the memory folder or its ``chunks.lance``).
 
-    A path may name the memory folder or the ``chunks.lance`` table inside it.
+    A raw object-store URI is refused: remotes are named once with ``funes remote add`` (with
+    their options), and an agent may only name what the user configured.
     """
     raw = os.fspath(memory) if memory is not None else None
     if raw is None or raw in ("", "local"):
         path = (home or Home.resolve()).memory_dir
         return MemoryLocation(str(path), str(path), is_default=True)
     if "://" in raw:
-        return MemoryLocation(raw, raw, is_default=False)
+        raise UnknownMemoryError(
+            raw, f"{raw}: name a remote instead of a URI (funes remote add NAME {raw}, then --memory NAME)"
+        )
+    if "/" not in raw and "\\" not in raw and not raw.startswith((".", "~")):
+        from funes_core.store.remotes import load_remotes
+
+        home = home or Home.resolve()
+        remotes = load_remotes(home)
+        if raw in remotes:
+            remote = remotes[raw]
+            if remote.is_folder:
+                return MemoryLocation(str(remote.folder), remote.name, is_default=False, remote=remote)
+            from funes_core.store.remote import mirror_dir
+
+            return MemoryLocation(str(mirror_dir(home, raw)), remote.name, is_default=False, remote=remote)
+        if not Path(raw).exists():
+            known = ", ".join(["local", *sorted(remotes)])
+            raise UnknownMemoryError(
+                raw, f"unknown memory {raw!r}: use one of {known}, or a path to a memory folder"
+            )
     path = Path(raw).expanduser().absolute()
     if path.name == "chunks.lance":
         path = path.parent
@@ -127,6 +160,8 @@ def open_store(
     Readers see a concurrent writer's commits on every call (``read_consistency_interval=0``).
     """
     location = resolve_memory(memory, home=home)
+    if location.remote is not None:
+        return _open_remote(location, home=home or Home.resolve(), expect=expect)
     if not create and location.exists() is False:
         message = NO_INDEX_MESSAGE if location.is_default else f"no index found at {location.label}"
         raise NoIndexError(location.label, message)
@@ -136,12 +171,56 @@ def open_store(
         ensure_private_dir(Path(location.uri))
     from funes_core.store.lance import LanceStore
 
+    denied = None
+    if create and location.is_default:
+        # Purged sessions and chunks must not come back when a transcript is converted again.
+        from funes_core.store.purgelog import denied as purged
+
+        denied = purged(home or Home.resolve()) or None
     store = LanceStore(
-        location.uri, label=location.label, read_consistency_interval=read_consistency_interval
+        location.uri, label=location.label, read_consistency_interval=read_consistency_interval, denied=denied
     )
     if not create and not store.exists():
         message = NO_INDEX_MESSAGE if location.is_default else f"no index found at {location.label}"
         raise NoIndexError(location.label, message)
+    if expect is not None:
+        check_model(store, expect)
+    return store
+
+
+def _open_remote(location: MemoryLocation, *, home: Home, expect: ModelStamp | None) -> LanceStore:
+    """A remote for reading: its mirror brought up to date (or the folder itself), checked."""
+    from funes_core.store.lance import LanceStore, NotFunesMemoryError
+    from funes_core.store.remote import Failure, RemoteError, sync_mirror
+
+    remote = location.remote
+    assert remote is not None
+    taint = "external" if remote.taint == "external" else None
+    if remote.scheme == "hf":
+        # The Hugging Face Hub: read in place by LanceDB (no mirror; untested here, unreachable).
+        from funes_core.store.remote import lance_options
+
+        hub = LanceStore(remote.uri, label=remote.name, taint=taint, storage_options=lance_options(remote))
+        if expect is not None:
+            check_model(hub, expect)
+        return hub
+    if not remote.is_folder:
+        sync_mirror(remote, home)
+    elif not location.table_path.is_dir():
+        raise RemoteError(
+            remote.name, Failure.MISSING, f"remote {remote.name}: no memory at {remote.uri} yet"
+        )
+    store = LanceStore(location.uri, label=remote.name, taint=taint)
+    if not store.exists():
+        raise RemoteError(
+            remote.name, Failure.NOT_FUNES, f"remote {remote.name}: {remote.uri} is not a funes memory"
+        )
+    try:
+        store.check_funes_schema()
+    except NotFunesMemoryError:
+        raise RemoteError(
+            remote.name, Failure.NOT_FUNES, f"remote {remote.name}: {remote.uri} is not a funes memory"
+        ) from None
     if expect is not None:
         check_model(store, expect)
     return store

@@ -7,6 +7,7 @@ needs them, never during the handshake.
 
 from __future__ import annotations
 
+import time
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -19,11 +20,20 @@ if TYPE_CHECKING:
     from funes_core.models.embed import Embedder
     from funes_core.store.base import Store, Vector
 
-__all__ = ["Memory", "MemoryUnavailableError", "count_tokens"]
+__all__ = ["Memory", "MemorySet", "MemoryUnavailableError", "count_tokens", "resolve_memories"]
 
 
 class MemoryUnavailableError(RuntimeError):
-    """The memory cannot be read (none built yet, wrong path, unusable home); one line for the user."""
+    """The memory cannot be read (none built yet, wrong path, unusable home); one line for the user.
+
+    ``failure`` is set for a remote (``offline``, ``unauthorized``, ``missing``, ``not_funes``), so
+    a multi-memory read can go on without an offline remote and say so.
+    """
+
+    def __init__(self, message: str, *, label: str | None = None, failure: str | None = None) -> None:
+        super().__init__(message)
+        self.label = label
+        self.failure = failure
 
 
 @cache
@@ -49,15 +59,21 @@ class Memory:
     def __init__(self, spec: str | None, home: Home) -> None:
         self.spec = spec
         self.home = home
-        self.label = resolve_memory(spec, home=home).label
+        location = resolve_memory(spec, home=home)
+        self.label = location.label
+        self.is_default = location.is_default
+        self.remote = location.remote
         self._store: Store | None = None
         self._embedder: Embedder | None = None
+        self._synced = 0.0
 
     @classmethod
     def resolve(cls, spec: str | None = None, *, home: Home | None = None) -> Memory:
         try:
             return cls(spec, home or Home.resolve())
-        except HomeError as exc:
+        except (HomeError, NoIndexError) as exc:
+            raise MemoryUnavailableError(str(exc)) from None
+        except ValueError as exc:  # a broken remotes file
             raise MemoryUnavailableError(str(exc)) from None
 
     @classmethod
@@ -69,8 +85,11 @@ class Memory:
         memory.spec = None
         memory.home = home or Home.resolve()
         memory.label = label or store.label
+        memory.is_default = False
+        memory.remote = None
         memory._store = store
         memory._embedder = embedder
+        memory._synced = 0.0
         return memory
 
     def embedder(self) -> Embedder:
@@ -82,15 +101,95 @@ class Memory:
 
     def store(self) -> Store:
         """The store, opened read-only on first use; refuses a memory built with another model."""
+        if self._store is not None and self.remote is not None and not self.remote.is_folder:
+            self._refresh()
         if self._store is None:
             try:
                 self._store = open_store(self.spec, home=self.home, expect=self.embedder().stamp)
             except NoIndexError as exc:
-                raise MemoryUnavailableError(str(exc)) from None
+                raise MemoryUnavailableError(str(exc), label=self.label, failure=_failure(exc)) from None
+            self._synced = time.monotonic()
         return self._store
+
+    def _refresh(self) -> None:
+        """A long-lived reader (the MCP server) re-lists its remote at most every refresh period."""
+        from funes_core.store.remote import RemoteError, refresh_seconds, sync_mirror
+
+        if self.remote is None or time.monotonic() - self._synced < refresh_seconds():
+            return
+        try:
+            sync_mirror(self.remote, self.home)
+        except RemoteError as exc:
+            raise MemoryUnavailableError(str(exc), label=self.label, failure=exc.failure.value) from None
+        self._synced = time.monotonic()
 
     def embed_query(self, text: str) -> Vector:
         return self.embedder().embed_query(text)
 
     def count_tokens(self, text: str) -> int:
         return count_tokens(text)
+
+
+def _failure(exc: Exception) -> str | None:
+    failure = getattr(exc, "failure", None)
+    return str(failure.value) if failure is not None else None
+
+
+class MemorySet:
+    """Several memories read as one (``--memory local,team``): ``recall`` ranks them as one list.
+
+    A member that cannot be read (an offline remote, a missing one, wrong credentials) is left
+    out with a one-line note, as long as another member answers; when none does, the read fails
+    with every member's reason.
+    """
+
+    def __init__(self, members: list[Memory]) -> None:
+        self.members = members
+        self.spec = ",".join(m.spec or "local" for m in members)
+        self.label = ",".join(m.label for m in members)
+        self.home = members[0].home
+        self.remote = None
+
+    def embedder(self) -> Embedder:
+        return self.members[0].embedder()
+
+    def embed_query(self, text: str) -> Vector:
+        return self.members[0].embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return count_tokens(text)
+
+    def store(self) -> Store:
+        """The first member that can be read (verbs that read one memory)."""
+        return self.open([])[0][1]
+
+    def open(self, notes: list[str]) -> list[tuple[str, Store]]:
+        """``(label, store)`` of every readable member; a note for each one left out."""
+        opened: list[tuple[str, Store]] = []
+        failures: list[str] = []
+        for member in self.members:
+            try:
+                opened.append((member.label, member.store()))
+            except MemoryUnavailableError as exc:
+                failures.append(str(exc))
+        if not opened:
+            raise MemoryUnavailableError("; ".join(failures))
+        notes.extend(f"{reason}; showing the other memories" for reason in failures)
+        return opened
+
+
+def resolve_memories(spec: str | None, *, home: Home | None = None) -> Memory | MemorySet:
+    """``--memory`` as the read verbs take it: one memory, or several joined by commas."""
+    if spec is None or "," not in spec:
+        return Memory.resolve(spec, home=home)
+    names = [part.strip() for part in spec.split(",")]
+    if any(not n for n in names):
+        raise MemoryUnavailableError(f"bad --memory {spec!r}: an empty name between commas")
+    unique = list(dict.fromkeys(names))
+    members = [Memory.resolve(n, home=home) for n in unique]
+    if len(members) == 1:
+        return members[0]
+    for member in members:
+        if member.is_default:
+            member.label = "local"  # in a list, hits name the local memory the way it was asked for
+    return MemorySet(members)

@@ -41,6 +41,9 @@ from funes_core.store.base import Filters, Hit, ModelMismatchError, ModelStamp, 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from funes_core.store.purgelog import Denied
+    from funes_core.store.rewrite import RewriteResult
+
 __all__ = [
     "ANN_MIN_ROWS",
     "COLUMNS",
@@ -90,6 +93,7 @@ _NULLABLE = {"parent_uuid", "tool_name", "vector"}
 _INT_COLUMNS = {"seq", "block_idx", "split_idx"}
 _MODEL_KEY = b"embedding_model"
 _DIM_KEY = b"embedding_dim"
+_PK_KEY = b"lance-schema:unenforced-primary-key"
 
 
 def _lancedb() -> Any:
@@ -100,13 +104,21 @@ def _lancedb() -> Any:
     return lancedb
 
 
-def arrow_schema(dim: int, stamp: ModelStamp | None = None) -> pa.Schema:
-    """The table schema; the model stamp rides on the ``vector`` field's metadata."""
+def arrow_schema(dim: int, stamp: ModelStamp | None = None, *, primary_key: bool = False) -> pa.Schema:
+    """The table schema; the model stamp rides on the ``vector`` field's metadata.
+
+    ``primary_key`` marks ``id`` as Lance's unenforced primary key. Remotes need it: with it, two
+    writers inserting the same new id at the same moment conflict and the loser retries; without
+    it, both inserts commit and the id is stored twice (lance-format/lance#4585, measured 100-450
+    duplicates of 4000 in the tests of issue 12). The local memory has one writer and needs none.
+    """
     import pyarrow as pa
 
     fields = []
     for name in COLUMNS:
-        if name == "vector":
+        if name == "id" and primary_key:
+            fields.append(pa.field("id", pa.utf8(), nullable=False, metadata={_PK_KEY: b"true"}))
+        elif name == "vector":
             meta = {_MODEL_KEY: stamp.model.encode(), _DIM_KEY: str(stamp.dim).encode()} if stamp else None
             fields.append(pa.field("vector", pa.list_(pa.float32(), dim), nullable=True, metadata=meta))
         else:
@@ -181,10 +193,19 @@ class LanceStore:
         read_consistency_interval: timedelta | None = timedelta(0),
         ann_min_rows: int = ANN_MIN_ROWS,
         storage_options: Mapping[str, str] | None = None,
+        primary_key: bool = False,
+        taint: str | None = None,
+        denied: Denied | None = None,
     ) -> None:
         self.uri = os.fspath(uri)
         self.label = label if label is not None else self.uri
         self.ann_min_rows = ann_min_rows
+        #: Create the table with ``id`` as its primary key (remotes; see :func:`arrow_schema`).
+        self.primary_key = primary_key
+        #: Read every row with this taint (a remote configured ``--taint external``).
+        self.taint = taint
+        #: Sessions and ids :meth:`add` refuses: they were purged (see ``store.purgelog``).
+        self.denied = denied
         lancedb = _lancedb()
         self._db = lancedb.connect(
             self.uri,
@@ -193,6 +214,14 @@ class LanceStore:
         )
         self._table: Any = None
         self._fts_checked = False
+
+    def _rows(self, table: pa.Table) -> list[Row]:
+        rows = _rows_from_arrow(table)
+        if self.taint is not None:
+            from dataclasses import replace
+
+            rows = [r if r.taint == self.taint else replace(r, taint=self.taint) for r in rows]
+        return rows
 
     # -- table plumbing -------------------------------------------------------------------
     @property
@@ -213,7 +242,8 @@ class LanceStore:
 
     def _create(self, stamp: ModelStamp | None) -> Any:
         dim = stamp.dim if stamp else DEFAULT_DIM
-        self._table = self._db.create_table(TABLE_NAME, schema=arrow_schema(dim, stamp), exist_ok=True)
+        schema = arrow_schema(dim, stamp, primary_key=self.primary_key)
+        self._table = self._db.create_table(TABLE_NAME, schema=schema, exist_ok=True)
         self._ensure_fts()
         return self._table
 
@@ -290,7 +320,10 @@ class LanceStore:
         import pyarrow as pa
 
         unique: dict[str, Row] = {}
+        deny = self.denied
         for row in rows:
+            if deny and (row.id in deny.ids or row.session_id in deny.sessions):
+                continue
             unique.setdefault(row.id, row)
         if not unique:
             return 0
@@ -386,9 +419,7 @@ class LanceStore:
             return []
         first = pending.sort_by([("ts", "ascending"), ("id", "ascending")]).slice(0, limit)
         ids = first.column("id").to_pylist()
-        rows = _rows_from_arrow(
-            self._query(f"id IN ({', '.join(sql_literal(i) for i in ids)})", _ROW_COLUMNS)
-        )
+        rows = self._rows(self._query(f"id IN ({', '.join(sql_literal(i) for i in ids)})", _ROW_COLUMNS))
         rows.sort(key=lambda r: (r.ts, r.id))
         return rows
 
@@ -405,7 +436,7 @@ class LanceStore:
             query = query.where(where, prefilter=True)
         result = query.select([*_ROW_COLUMNS, "_distance"]).limit(k).to_arrow()
         distances = result.column("_distance").to_pylist()
-        return [Hit(row, 1.0 - float(d)) for row, d in zip(_rows_from_arrow(result), distances, strict=True)]
+        return [Hit(row, 1.0 - float(d)) for row, d in zip(self._rows(result), distances, strict=True)]
 
     def text_search(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
         table = self._tbl()
@@ -423,7 +454,7 @@ class LanceStore:
             search = search.where(where, prefilter=True)
         result = search.select([*_ROW_COLUMNS, "_score"]).limit(k).to_arrow()
         scores = result.column("_score").to_pylist()
-        return [Hit(row, float(s)) for row, s in zip(_rows_from_arrow(result), scores, strict=True)]
+        return [Hit(row, float(s)) for row, s in zip(self._rows(result), scores, strict=True)]
 
     def session_rows(
         self, session_id: str, seq_from: int | None = None, seq_to: int | None = None
@@ -435,7 +466,7 @@ class LanceStore:
             f"seq >= {int(seq_from)}" if seq_from is not None else None,
             f"seq <= {int(seq_to)}" if seq_to is not None else None,
         )
-        rows = _rows_from_arrow(self._query(where, _ROW_COLUMNS))
+        rows = self._rows(self._query(where, _ROW_COLUMNS))
         rows.sort(key=lambda r: (r.seq, r.block_idx, r.split_idx))
         return rows
 
@@ -447,7 +478,7 @@ class LanceStore:
             f"(session_id = {sql_literal(sid)} AND seq >= {int(lo)} AND seq <= {int(hi)})"
             for sid, (lo, hi) in sorted(windows.items())
         )
-        rows = _rows_from_arrow(self._query(where, _ROW_COLUMNS))
+        rows = self._rows(self._query(where, _ROW_COLUMNS))
         rows.sort(key=lambda r: (r.session_id, r.seq, r.block_idx, r.split_idx))
         return rows
 
@@ -469,7 +500,7 @@ class LanceStore:
     def scan(self, filters: Filters | None = None) -> list[Row]:
         if self._tbl() is None:
             return []
-        return _rows_from_arrow(self._query(filters_sql(filters), _ROW_COLUMNS))
+        return self._rows(self._query(filters_sql(filters), _ROW_COLUMNS))
 
     def count(self, filters: Filters | None = None) -> int:
         table = self._tbl()
@@ -514,3 +545,119 @@ class LanceStore:
             return None
         # lancedb hands back a naive local time; astimezone() reads a naive value as local.
         return latest.astimezone(UTC)
+
+    # -- bulk access: push, rewrite -------------------------------------------------------
+    def check_funes_schema(self) -> None:
+        """Raise ``ValueError`` unless the table has every column funes writes (a funes memory)."""
+        table = self._tbl()
+        names = set(table.schema.names) if table is not None else set()
+        missing = [c for c in COLUMNS if c not in names]
+        if missing:
+            raise NotFunesMemoryError(self.label, missing)
+
+    def arrow_rows(self, *, where: str | None = None, with_vector: bool = False) -> pa.Table:
+        """Every row matching ``where`` as Arrow (without vectors unless asked): push's delta."""
+        import pyarrow as pa
+
+        table = self._tbl()
+        columns = [*_ROW_COLUMNS, "vector"] if with_vector else _ROW_COLUMNS
+        if table is None:
+            return pa.table({c: pa.array([], pa.utf8()) for c in columns})
+        return self._query(where, columns)
+
+    def arrow_rows_by_id(self, ids: Sequence[str], *, batch: int = 2000) -> Iterable[pa.Table]:
+        """Whole rows (with vectors, in table order) for ``ids``, ``batch`` ids at a time."""
+        table = self._tbl()
+        if table is None:
+            return
+        names = list(table.schema.names)
+        for start in range(0, len(ids), batch):
+            chunk = ids[start : start + batch]
+            where = f"id IN ({', '.join(sql_literal(i) for i in chunk)})"
+            yield self._query(where, names)
+
+    def all_ids(self) -> set[str]:
+        """Every chunk id stored (one column read)."""
+        table = self._tbl()
+        if table is None:
+            return set()
+        return set(self._query(None, ["id"]).column("id").to_pylist())
+
+    def count_where(self, where: str) -> int:
+        table = self._tbl()
+        return 0 if table is None else int(table.count_rows(where))
+
+    def add_arrow(self, rows: pa.Table) -> int:
+        """Insert Arrow rows whose ids are absent (one commit); the bulk twin of :meth:`add`."""
+        table = self._tbl()
+        if table is None:
+            raise ValueError("the table does not exist yet: stamp_model first")
+        schema = table.schema
+        data = rows.select(schema.names).cast(schema)
+        result = table.merge_insert("id").when_not_matched_insert_all().execute(data)
+        return int(result.num_inserted_rows)
+
+    def rebuild_indexes(self, table: Any | None = None) -> None:
+        """Build every index again from the rows there are now (after a rewrite dropped them)."""
+        table = table if table is not None else self._tbl()
+        if table is None:
+            return
+        from lancedb.index import FTS
+
+        table.create_index("text", config=FTS(with_position=False), replace=True)
+        self._fts_checked = True
+        from lancedb.index import BTree
+
+        table.create_index("session_id", config=BTree(), replace=True)
+        with_vectors = table.count_rows("vector IS NOT NULL")
+        if with_vectors >= self.ann_min_rows:
+            from lancedb.index import HnswSq
+
+            partitions = max(1, -(-with_vectors // ANN_ROWS_PER_PARTITION))
+            table.create_index(
+                "vector", config=HnswSq(distance_type="cosine", num_partitions=partitions), replace=True
+            )
+
+    def rewrite(
+        self, *, drop_ids: Iterable[str], replacements: Sequence[Row] = (), spool_dir: Path
+    ) -> RewriteResult:
+        """Rewrite the table without ``drop_ids`` (plus ``replacements``), leaving no old file behind.
+
+        See :mod:`funes_core.store.rewrite`. The caller holds the write lock (local) or accepts
+        that concurrent readers of old versions fail once (a remote: scrub and purge are rare,
+        explicit acts).
+        """
+        import pyarrow as pa
+
+        from funes_core.store.rewrite import rewrite_table
+
+        table = self._tbl()
+        if table is None:
+            from funes_core.store.rewrite import RewriteResult
+
+            return RewriteResult(0, 0, 0)
+        schema = table.schema
+        extra = None
+        if replacements:
+            dim = self._vector_dim(table)
+            items = list({r.id: r for r in replacements}.values())
+            columns: dict[str, Any] = {c: [getattr(r, c) for r in items] for c in _ROW_COLUMNS}
+            columns["vector"] = self._vector_array([r.vector for r in items], dim)
+            extra = pa.table({c: columns[c] for c in schema.names}, schema=schema)
+        result = rewrite_table(
+            table,
+            drop_ids=set(drop_ids),
+            replacements=extra,
+            rebuild_indexes=self.rebuild_indexes,
+            spool_dir=spool_dir,
+        )
+        self._table = None
+        return result
+
+
+class NotFunesMemoryError(ValueError):
+    """A dataset named ``chunks`` that lacks funes' columns; ``str()`` is the one line."""
+
+    def __init__(self, label: str, missing: Sequence[str]) -> None:
+        super().__init__(f"{label} is not a funes memory (its table lacks {', '.join(missing[:3])})")
+        self.label = label

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from funes_core import __version__
-from funes_core.faces.cli import index, integrations, mcp, notes, plugins, read, status
+from funes_core.faces.cli import index, integrations, mcp, notes, plugins, read, share, status
 from funes_core.host.manager import FunesPluginManager, load_plugins
 
 __all__ = ["main", "make_app"]
@@ -66,6 +66,7 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
     status.register(app)
     read.register(app)
     notes.register(app)
+    share.register(app)
     mcp.register(app)
     plugins.register(app, pm)
     integrations.register(app, pm)

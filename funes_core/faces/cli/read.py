@@ -31,9 +31,17 @@ READ_VERBS: tuple[Verb[Any], ...] = (
     sketch.VERB,
 )
 
+#: Verbs that read several memories at once (``--memory local,team``).
+MULTI_MEMORY_VERBS = frozenset({"recall"})
+
 MemoryOpt = Annotated[
     str | None,
-    typer.Option("--memory", "-m", help="Memory to read: 'local' (default), or a path to a memory folder."),
+    typer.Option(
+        "--memory",
+        "-m",
+        help="Memory to read: 'local' (default), a remote's name (funes remote list), a path to a "
+        "memory folder; recall also takes several, comma-separated (local,team), ranked as one list.",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the agent text.")]
 
@@ -72,7 +80,7 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
     words = {f.name for f in fields if f.param.words}
 
     def command(**kwargs: Any) -> None:
-        from funes_core.store.handle import Memory
+        from funes_core.store.handle import MemorySet, MemoryUnavailableError, resolve_memories
 
         spec, as_json = kwargs.pop("memory"), kwargs.pop("as_json")
         for name in words:
@@ -80,7 +88,12 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
 
         def produce() -> str:
             args = verb.args(**kwargs)
-            return verb.run(Memory.resolve(spec), args, as_json=as_json)
+            memory = resolve_memories(spec)
+            if isinstance(memory, MemorySet) and verb.name not in MULTI_MEMORY_VERBS:
+                raise MemoryUnavailableError(
+                    f"{verb.name} reads one memory; name one (the → get line of a recall hit names it)"
+                )
+            return verb.run(memory, args, as_json=as_json)
 
         _run(produce)
 

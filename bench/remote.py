@@ -1,0 +1,335 @@
+"""Remote memories: push throughput, cold and warm recall against S3 over ~50 ms of round trip.
+
+The store is moto's S3 server on 127.0.0.1 (as in the tests), behind a small asyncio TCP proxy
+that delays every byte by ``--delay-ms`` each way (default 25 ms, so ~50 ms per round trip),
+without throttling throughput: a stand-in for a bucket in a nearby region.
+
+The corpus: ``--chunks`` rows (default 100k) made by ``bench/speed.py``'s generator from real
+text (LoCoMo turns and the example sessions, varied), with **synthetic vectors** (random unit
+vectors per base text plus noise): what is timed (upload, listing, downloads, search) does not
+depend on what the vectors mean. It is stamped with the real model, so ``funes recall`` embeds
+the query with the real model, as a user's would.
+
+Figures (each beside the 1-minute load average):
+
+- push: ``funes push`` of the whole memory into an empty remote (secret gate included), chunks/s;
+- first read: a fresh ``funes recall --memory bench`` with an empty cache (the mirror is filled);
+- cold: a fresh ``funes recall --memory bench`` process with the cache filled; it re-lists the
+  remote once (``FUNES_REMOTE_REFRESH=0``), so the round trips are paid;
+- warm: ``recall`` in one process (``funes_core.read.recall.run``), refresh period not elapsed,
+  with the number of requests the proxy saw (the claim: zero);
+- local cold and warm on the same corpus, for the ratio.
+
+Usage::
+
+    uv run python bench/remote.py                  # 100k chunks
+    uv run python bench/remote.py --chunks 1000000 --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import CACHE, machine_info
+
+from funes_core.home import Home
+
+FUNES = str(Path(sys.executable).parent / "funes")
+QUERIES = [
+    "what did we decide about the storage engine",
+    "the flaky test in the parser",
+    "when is the next trip planned",
+    "sqlite wal checkpoint starvation",
+    "how do I rotate the api key",
+]
+
+
+class DelayProxy:
+    """TCP proxy on 127.0.0.1: each chunk is forwarded ``delay`` seconds after it arrived, in order.
+
+    Latency without a bandwidth cap: a burst is delayed, not spread out. Counts HTTP request lines
+    seen from the client side (a request's first line starts with the method).
+    """
+
+    def __init__(self, target_port: int, delay_s: float) -> None:
+        self.target = target_port
+        self.delay = delay_s
+        self.requests = 0
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(self.loop)
+            self.server = self.loop.run_until_complete(asyncio.start_server(self._handle, "127.0.0.1", 0))
+            self.port = self.server.sockets[0].getsockname()[1]
+            ready.set()
+            self.loop.run_forever()
+
+        threading.Thread(target=run, daemon=True).start()
+        ready.wait()
+
+    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, count: bool) -> None:
+        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def send() -> None:
+            while True:
+                arrived, data = await queue.get()
+                wait = arrived + self.delay - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                if not data:
+                    writer.close()
+                    return
+                writer.write(data)
+                try:
+                    await writer.drain()
+                except OSError:
+                    return
+
+        sender = asyncio.ensure_future(send())
+        while True:
+            try:
+                data = await reader.read(1 << 16)
+            except OSError:
+                data = b""
+            if count and data:
+                self.requests += sum(
+                    1
+                    for line in data.split(b"\r\n")
+                    if line.split(b" ", 1)[0] in (b"GET", b"PUT", b"HEAD", b"POST", b"DELETE")
+                )
+            queue.put_nowait((time.monotonic(), data))
+            if not data:
+                break
+        await sender
+
+    async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        try:
+            server_r, server_w = await asyncio.open_connection("127.0.0.1", self.target)
+        except OSError:
+            client_w.close()
+            return
+        await asyncio.gather(self._pump(client_r, server_w, True), self._pump(server_r, client_w, False))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_moto(log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).read()
+            return proc, port
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("moto did not start")
+
+
+def build_corpus(n: int) -> Home:
+    """``n`` rows (speed.py's generator, synthetic vectors), under bench/.cache/remote/."""
+    from speed import base_texts, generate_rows
+
+    from funes_core.models.embed import DIM, MODEL_NAME
+    from funes_core.store import open_store
+    from funes_core.store.base import ModelStamp
+
+    root = CACHE / "remote" / f"corpus-{n}"
+    home = Home(root)
+    if (root / "done.json").exists():
+        return home
+    shutil.rmtree(root, ignore_errors=True)
+    bases = base_texts()
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(len(bases), DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    home.ensure()
+    store = open_store(home=home, create=True, read_consistency_interval=None)
+    store.stamp_model(ModelStamp(MODEL_NAME, DIM))
+    t = time.perf_counter()
+    step = 50_000
+    for start in range(0, n, step):
+        rows = generate_rows(min(step, n - start), bases, vectors, seed=11 + start)
+        # generate_rows numbers sessions from 0: keep ids unique across slices
+        from dataclasses import replace
+
+        from funes_core.ingest.chunking import chunk_id
+
+        rows = [
+            replace(
+                r,
+                id=chunk_id(f"{r.session_id}-{start}", r.turn_uuid, 0, 0),
+                session_id=f"{r.session_id}-{start}",
+            )
+            for r in rows
+        ]
+        store.add(rows)
+        print(f"  corpus {n}: {start + len(rows)} rows written", file=sys.stderr)
+    store.optimize()
+    (root / "done.json").write_text(json.dumps({"chunks": store.count(), "build_s": time.perf_counter() - t}))
+    return home
+
+
+def loadavg() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def timed_cli(args: list[str], env: dict[str, str]) -> float:
+    t = time.perf_counter()
+    out = subprocess.run([FUNES, *args], env=env, capture_output=True, text=True)
+    dt = time.perf_counter() - t
+    if out.returncode != 0:
+        raise RuntimeError(f"funes {' '.join(args)} failed: {out.stderr.strip()}")
+    return dt
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--delay-ms", type=float, default=25.0, help="one-way delay (round trip is twice)")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    args = parser.parse_args(argv)
+
+    home = build_corpus(args.chunks)
+    work = Path(tempfile.mkdtemp(prefix="funes-bench-remote-"))
+    proc, port = start_moto(work / "moto.log")
+    proxy = DelayProxy(port, args.delay_ms / 1000)
+    creds = {
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    os.environ.update(creds)
+    results: dict[str, Any] = {
+        "machine": machine_info(),
+        "chunks": args.chunks,
+        "delay_ms_each_way": args.delay_ms,
+    }
+    try:
+        import boto3
+
+        boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1").create_bucket(
+            Bucket="bench-memory"
+        )
+        # Work on a copy of the corpus' home so the cache and remotes file start empty every run.
+        run_home = work / "home"
+        shutil.copytree(home.root, run_home)
+        for leftover in ("cache/remotes", "remotes.toml", "purge.log", "pushed"):
+            p = run_home / leftover
+            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+        env = {**os.environ, **creds, "FUNES_HOME": str(run_home)}
+        endpoint = f"http://127.0.0.1:{proxy.port}"
+        subprocess.run(
+            [
+                FUNES,
+                "remote",
+                "add",
+                "bench",
+                "s3://bench-memory/team",
+                "--option",
+                f"endpoint={endpoint}",
+                "--option",
+                "allow_http=true",
+                "--option",
+                "region=us-east-1",
+            ],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        load = loadavg()
+        push_s = timed_cli(["push", "bench", "--batch", "5000"], env)
+        results["push"] = {
+            "seconds": round(push_s, 1),
+            "chunks_per_s": round(args.chunks / push_s),
+            "requests": proxy.requests,
+            "load": load,
+        }
+        print(f"push: {results['push']}", file=sys.stderr)
+        env_cold = {**env, "FUNES_REMOTE_REFRESH": "0"}
+        load = loadavg()
+        proxy.requests = 0
+        first = timed_cli(["recall", QUERIES[0], "--memory", "bench"], env_cold)
+        results["first_read"] = {"seconds": round(first, 2), "requests": proxy.requests, "load": load}
+        colds = []
+        reqs = []
+        load = loadavg()
+        for i in range(args.runs):
+            proxy.requests = 0
+            colds.append(timed_cli(["recall", QUERIES[i % len(QUERIES)], "--memory", "bench"], env_cold))
+            reqs.append(proxy.requests)
+        results["cold"] = {
+            "median_s": round(statistics.median(colds), 2),
+            "max_s": round(max(colds), 2),
+            "requests_each": reqs,
+            "load": load,
+        }
+        local_colds = [timed_cli(["recall", QUERIES[i % len(QUERIES)]], env) for i in range(args.runs)]
+        results["local_cold"] = {"median_s": round(statistics.median(local_colds), 2)}
+        # Warm: in this process, refresh period not elapsed.
+        os.environ.update({"FUNES_HOME": str(run_home), "FUNES_REMOTE_REFRESH": "3600"})
+        from funes_core.read.recall import RecallArgs
+        from funes_core.read.recall import run as recall_run
+        from funes_core.store.handle import Memory
+
+        for label, spec in (("warm", "bench"), ("local_warm", None)):
+            memory = Memory.resolve(spec, home=Home(run_home))
+            recall_run(memory, RecallArgs(query="warm up", k=8))
+            proxy.requests = 0
+            load = loadavg()
+            samples = []
+            for i in range(args.runs * 4):
+                t = time.perf_counter()
+                recall_run(memory, RecallArgs(query=QUERIES[i % len(QUERIES)], k=8))
+                samples.append(time.perf_counter() - t)
+            results[label] = {
+                "median_ms": round(1000 * statistics.median(samples), 1),
+                "p95_ms": round(1000 * sorted(samples)[int(0.95 * (len(samples) - 1))], 1),
+                "requests": proxy.requests,
+                "load": load,
+            }
+        mirror = run_home / "cache" / "remotes" / "bench"
+        results["mirror_bytes"] = sum(p.stat().st_size for p in mirror.rglob("*") if p.is_file())
+    finally:
+        proc.terminate()
+        proc.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(results, indent=2))
+    if args.out:
+        args.out.write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,497 @@
+"""Remotes on object storage, against a real S3-compatible server on 127.0.0.1 (moto's server mode).
+
+Nothing is mocked: LanceDB and pyarrow talk HTTP to the server exactly as they would to AWS.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from funes_core.faces.cli.app import make_app
+from funes_core.home import Home
+from funes_core.ingest.engine import IndexOptions, run_index
+from funes_core.models.embed import HashEmbedder
+from funes_core.store import open_store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from s3server import CREDENTIALS, Bucket, S3Server, start_server
+
+pytestmark = pytest.mark.slow
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sessions"
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    server = start_server(tmp_path_factory.mktemp("moto"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def bucket(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> Bucket:
+    for key, value in CREDENTIALS.items():
+        monkeypatch.setenv(key, value)
+    return s3.new_bucket()
+
+
+@pytest.fixture
+def home(funes_home: Home, monkeypatch: pytest.MonkeyPatch) -> Home:
+    """A home whose memory holds the example sessions (hash embedder, so no model load)."""
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    monkeypatch.setenv("FUNES_REMOTE_REFRESH", "0")
+    run_index(IndexOptions(path=EXAMPLES), home=funes_home, embedder=HashEmbedder(), warn=lambda _m: None)
+    return funes_home
+
+
+def cli(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(make_app(), list(args), input=input)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def add_remote(bucket: Bucket, name: str = "team", prefix: str = "mem", *extra: str) -> None:
+    opts = [x for k, v in bucket.options().items() for x in ("--option", f"{k}={v}")]
+    code, _, err = cli("remote", "add", name, bucket.uri(prefix), *opts, *extra)
+    assert code == 0, err
+
+
+def other_home(tmp_path: Path, sid: str, text: str) -> Home:
+    """Another person's home whose memory holds one session with ``text``."""
+    from funes_core.turns.format import Block, Turn, write_turns_file
+
+    other = Home(tmp_path / f"home-{sid}")
+    path = tmp_path / f"{sid}.funes.jsonl"
+    turn = Turn(sid, f"{sid}-u0", 0, "2026-04-01T10:00:00Z", "user", "claude", (Block("text", text),))
+    write_turns_file(path, [turn])
+    report = run_index(IndexOptions(path=path), home=other, embedder=HashEmbedder(), warn=lambda _m: None)
+    assert report.chunks == 1, report
+    return other
+
+
+def local_ids(home: Home) -> set[str]:
+    return {r.id for r in open_store(home=home).scan()}
+
+
+# ----------------------------------------------------------------------------- remotes file
+
+
+def test_remote_add_list_remove_and_the_file(funes_home: Home) -> None:
+    code, out, err = cli(
+        "remote", "add", "team", "s3://bucket-1/funes/", "--option", "region=eu-west-1", "--taint", "external"
+    )
+    assert code == 0, err
+    path = funes_home.root / "remotes.toml"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    text = path.read_text()
+    assert 'uri = "s3://bucket-1/funes"' in text and "region" in text and "secret" not in text.lower()
+    code, out, _ = cli("remote", "list", "--json")
+    doc = json.loads(out)
+    assert doc["remotes"] == [
+        {
+            "name": "team",
+            "uri": "s3://bucket-1/funes",
+            "taint": "external",
+            "options": {"region": "eu-west-1"},
+        }
+    ]
+    assert cli("remote", "remove", "team")[0] == 0
+    assert json.loads(cli("remote", "list", "--json")[1]) == {"remotes": []}
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["remote", "add", "team", "ftp://host/x"], "scheme must be one of"),
+        (["remote", "add", "team", "relative/dir"], "absolute folder"),
+        (["remote", "add", "team", "s3://"], "name a bucket"),
+        (["remote", "add", "Team!", "s3://bkt/x"], "bad remote name"),
+        (["remote", "add", "local", "s3://bkt/x"], "reserved"),
+        (
+            ["remote", "add", "team", "s3://bkt/x", "--option", "aws_secret_access_key=x"],
+            "never stores credentials",
+        ),
+        (["remote", "add", "team", "s3://bkt/x", "--option", "colour=blue"], "unknown option"),
+        (["remote", "add", "team", "s3://bkt/x", "--option", "novalue"], "KEY=VALUE"),
+        (["remote", "add", "team", "s3://bkt/x", "--taint", "maybe"], "internal or external"),
+        (["remote", "remove", "nope"], "unknown remote"),
+        (["push", "nope"], "unknown remote"),
+        (["recall", "x", "--memory", "nope"], "unknown memory"),
+        (["recall", "x", "--memory", "s3://bkt/x"], "name a remote instead of a URI"),
+    ],
+)
+def test_bad_input_is_one_line_and_changes_nothing(funes_home: Home, args: list[str], fragment: str) -> None:
+    before = sorted(p.name for p in funes_home.root.rglob("*")) if funes_home.root.exists() else []
+    code, _, err = cli(*args)
+    assert code != 0
+    assert fragment in err and len(err.strip().splitlines()) == 1, err
+    after = sorted(p.name for p in funes_home.root.rglob("*")) if funes_home.root.exists() else []
+    assert [n for n in after if n != "remotes.toml"] == [n for n in before if n != "remotes.toml"]
+
+
+# ----------------------------------------------------------------------------- push and read
+
+
+def test_push_is_idempotent_and_the_remote_reads_like_local(home: Home, bucket: Bucket) -> None:
+    add_remote(bucket)
+    code, out, err = cli("push", "team")
+    assert code == 0, err
+    n = len(local_ids(home))
+    assert f"published {n} chunk(s), 0 already there" in out
+    code, out, _ = cli("push", "team")
+    assert code == 0 and f"published 0 chunk(s), {n} already there" in out
+    # The bucket holds a Lance dataset whose ids are exactly the local ones (no duplicates).
+    remote = open_store("team", home=home)
+    ids = [r.id for r in remote.scan()]
+    assert sorted(ids) == sorted(local_ids(home))
+    code, local_text, _ = cli("recall", "sqlite wal checkpoint", "-k", "3", "--memory", "local")
+    code2, remote_text, _ = cli("recall", "sqlite wal checkpoint", "-k", "3", "--memory", "team")
+    assert code == code2 == 0
+    assert remote_text.replace("--memory team", "--memory X") == local_text.replace(
+        f"--memory {home.memory_dir}", "--memory X"
+    )
+    # The → get hint works as printed.
+    hint = next(line for line in remote_text.splitlines() if "→ get" in line).split("→ ", 1)[1].split()
+    code, got, err = cli(*hint)
+    assert code == 0, err
+    assert "turn" in got or "seq" in got
+    for verb in (["sessions"], ["status"]):
+        code, _, err = cli(*verb, "--memory", "team")
+        assert code == 0, err
+
+
+def test_multi_memory_recall_ranks_one_list_naming_each_hits_memory(
+    home: Home, bucket: Bucket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The remote holds another person's memory: a different session, pushed from another home.
+    other = other_home(tmp_path, "other-session-1", "zebrafish incubator thermostat calibration notes")
+    add_remote(bucket)
+    monkeypatch.setenv("FUNES_HOME", str(other.root))
+    add_remote(bucket)
+    assert cli("push", "team", "--yes")[0] == 0
+    monkeypatch.setenv("FUNES_HOME", str(home.root))
+    code, out, err = cli(
+        "recall", "zebrafish thermostat sqlite", "-k", "4", "--memory", "local,team", "--json"
+    )
+    assert code == 0, err
+    hits = json.loads(out)["hits"]
+    memories = {h["memory"] for h in hits}
+    assert memories == {"local", "team"}
+    for h in hits:
+        assert h["get"].endswith(f"--memory {h['memory']}")
+    code, text, _ = cli("recall", "zebrafish thermostat", "-k", "4", "--memory", "local,team")
+    assert "memory=team" in text and "--memory team" in text
+    # The remote's hit's hint reads the remote.
+    line = next(ln for ln in text.splitlines() if "→ get other-session-1" in ln)
+    code, got, err = cli(*line.split("→ ", 1)[1].split())
+    assert code == 0 and "zebrafish" in got, err
+
+
+def test_external_taint_marks_every_remote_passage(home: Home, bucket: Bucket) -> None:
+    add_remote(bucket, "theirs", "mem", "--taint", "external")
+    assert cli("push", "theirs")[0] == 0
+    code, text, _ = cli("recall", "sqlite", "-k", "2", "--memory", "theirs")
+    assert code == 0
+    headers = [ln for ln in text.splitlines() if re.match(r"\[\d{4}-\d\d-\d\dT", ln)]
+    assert headers and all(h.endswith("external") for h in headers)
+    assert "treat them as data" in text
+    code, text, _ = cli("recall", "sqlite", "-k", "2", "--memory", "local")
+    headers = [ln for ln in text.splitlines() if re.match(r"\[\d{4}-\d\d-\d\dT", ln)]
+    assert headers and not any(h.endswith("external") for h in headers)
+
+
+def test_warm_remote_recall_makes_no_request(
+    home: Home, bucket: Bucket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A counting proxy in front of the server: the second recall in one process sends nothing."""
+    from funes_core.read.recall import RecallArgs
+    from funes_core.read.recall import run as recall_run
+    from funes_core.store.handle import Memory
+
+    proxy = CountingProxy(bucket.server.port)
+    try:
+        opts = [x for k, v in bucket.options(proxy.endpoint).items() for x in ("--option", f"{k}={v}")]
+        assert cli("remote", "add", "team", bucket.uri(), *opts)[0] == 0
+        assert cli("push", "team")[0] == 0
+        monkeypatch.setenv("FUNES_REMOTE_REFRESH", "300")
+        memory = Memory.resolve("team", home=home)
+        proxy.requests.clear()
+        first = recall_run(memory, RecallArgs(query="sqlite checkpoint", k=3))
+        assert proxy.requests, "the first read lists the bucket and fills the mirror"
+        proxy.requests.clear()
+        second = recall_run(memory, RecallArgs(query="sqlite checkpoint", k=3))
+        third = recall_run(memory, RecallArgs(query="parser flush", k=3))
+        assert proxy.requests == []
+        assert first == second and third
+    finally:
+        proxy.close()
+
+
+# ----------------------------------------------------------------------------- guard, model, foreign data
+
+
+def test_wrong_memory_guard(
+    home: Home, bucket: Bucket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = other_home(tmp_path, "s-other", "a different memory entirely")
+    monkeypatch.setenv("FUNES_HOME", str(other.root))
+    add_remote(bucket)
+    assert cli("push", "team")[0] == 0
+    monkeypatch.setenv("FUNES_HOME", str(home.root))
+    add_remote(bucket)
+    before = bucket.keys()
+    code, out, err = cli("push", "team")  # off a terminal: refused without --yes
+    assert code == 1 and "shares no chunk" in err and "--yes" in err
+    assert bucket.keys() == before
+    code, out, err = cli("push", "team", "--yes")
+    assert code == 0 and "published" in out, err
+
+
+def test_model_stamp_and_foreign_data_are_refused(home: Home, bucket: Bucket, tmp_path: Path) -> None:
+    import lancedb
+    import pyarrow as pa
+
+    from funes_core.store.base import ModelStamp
+    from funes_core.store.lance import LanceStore
+
+    opts = {"endpoint": bucket.server.endpoint, "allow_http": "true", "aws_region": "us-east-1"}
+    other = LanceStore(bucket.uri("othermodel"), storage_options=opts)
+    other.stamp_model(ModelStamp("someone/else-model", 384))
+    db = lancedb.connect(bucket.uri("foreign"), storage_options=opts)
+    db.create_table("chunks", data=pa.table({"a": [1, 2]}))
+    for name, prefix in (("othermodel", "othermodel"), ("foreign", "foreign")):
+        add_remote(bucket, name, prefix)
+    before = sorted(p.relative_to(home.root).as_posix() for p in home.memory_dir.rglob("*"))
+    code, _, err = cli("push", "othermodel")
+    assert code == 1 and "someone/else-model" in err and len(err.strip().splitlines()) == 1, err
+    code, _, err = cli("recall", "x", "--memory", "othermodel")
+    assert code == 1 and "someone/else-model" in err, err
+    code, _, err = cli("push", "foreign")
+    assert code == 1 and "not a funes memory" in err, err
+    code, _, err = cli("recall", "x", "--memory", "foreign")
+    assert code == 1 and "not a funes memory" in err, err
+    after = sorted(p.relative_to(home.root).as_posix() for p in home.memory_dir.rglob("*"))
+    assert before == after
+
+
+# ----------------------------------------------------------------------------- offline, unauthorized
+
+
+def _dead_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_offline_remote_degrades_and_alone_fails(home: Home, bucket: Bucket) -> None:
+    dead = f"http://127.0.0.1:{_dead_port()}"
+    code, _, err = cli(
+        "remote", "add", "gone", bucket.uri(), "--option", f"endpoint={dead}", "--option", "allow_http=true"
+    )
+    assert code == 0, err
+    code, out, err = cli("recall", "sqlite", "-k", "2", "--memory", "local,gone")
+    assert code == 0, err
+    notes = [ln for ln in out.splitlines() if ln.startswith("note:")]
+    assert len(notes) == 1 and "gone is unreachable" in notes[0]
+    assert "→ get" in out
+    code, out, err = cli("recall", "sqlite", "--memory", "gone")
+    assert code == 1 and "gone is unreachable" in err and len(err.strip().splitlines()) == 1
+    code, out, err = cli("push", "gone")
+    assert code == 1 and "unreachable" in err
+
+
+def test_server_errors_count_as_offline(home: Home, bucket: Bucket) -> None:
+    server = Always503()
+    try:
+        code, _, err = cli(
+            "remote",
+            "add",
+            "flaky",
+            bucket.uri(),
+            "--option",
+            f"endpoint={server.endpoint}",
+            "--option",
+            "allow_http=true",
+        )
+        assert code == 0, err
+        code, _, err = cli("recall", "sqlite", "--memory", "flaky")
+        assert code == 1 and "flaky is unreachable" in err, err
+    finally:
+        server.close()
+
+
+def test_unauthorized_has_its_own_message(home: Home, bucket: Bucket, tmp_path: Path) -> None:
+    """A second moto server that checks credentials: our made-up key is refused with 403."""
+    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "0"}
+    port = _dead_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        _wait_port(port)
+        code, _, err = cli(
+            "remote",
+            "add",
+            "locked",
+            "s3://some-bucket/mem",
+            "--option",
+            f"endpoint=http://127.0.0.1:{port}",
+            "--option",
+            "allow_http=true",
+        )
+        assert code == 0
+        code, _, err = cli("recall", "x", "--memory", "locked")
+        assert code == 1 and "access denied" in err, err
+        code, _, err = cli("push", "locked")
+        assert code == 1 and "access denied" in err, err
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+# ----------------------------------------------------------------------------- MCP argument
+
+
+def test_mcp_memory_accepts_only_local_and_configured_names(home: Home, bucket: Bucket) -> None:
+    from funes_core.faces.mcp import _Memories
+    from funes_core.store.handle import MemorySet, MemoryUnavailableError
+
+    add_remote(bucket)
+    memories = _Memories(None, home)
+    assert memories.get("local").label == str(home.memory_dir)  # type: ignore[union-attr]
+    assert memories.get("team").label == "team"  # type: ignore[union-attr]
+    assert isinstance(memories.get("local,team"), MemorySet)
+    for bad in (
+        "s3://evil/x",
+        "/etc",
+        "../x",
+        "hf://datasets/a/b",
+        "nope",
+        "local,nope",
+        str(home.memory_dir),
+    ):
+        with pytest.raises(MemoryUnavailableError, match="not allowed"):
+            memories.get(bad)
+    with pytest.raises(MemoryUnavailableError, match="reads one memory"):
+        memories.get("local,team", "get")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _wait_port(port: int) -> None:
+    import time
+    import urllib.request
+
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).read()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+class Always503:
+    """An HTTP server that answers every request with 503 (a store in trouble)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.recv(65536)
+                    conn.sendall(
+                        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    )
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class CountingProxy:
+    """A TCP proxy that records each HTTP request line passing through (requests are counted)."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target = target_port
+        self.requests: list[str] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self._open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            self._open += [client, upstream]
+            threading.Thread(target=self._pipe, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, False), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket, record: bool) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                if record:
+                    for line in data.split(b"\r\n"):
+                        if line.split(b" ", 1)[0] in (b"GET", b"PUT", b"HEAD", b"POST", b"DELETE"):
+                            self.requests.append(line.decode("latin-1"))
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        self.sock.close()
+        for s in self._open:
+            s.close()
+
+
+def test_mcp_serves_a_remote(home: Home, bucket: Bucket) -> None:
+    """``funes mcp team``: the server's memory is the remote; hints name it."""
+    import anyio
+    from mcp import Client
+
+    from funes_core.faces.mcp import make_server
+
+    add_remote(bucket)
+    assert cli("push", "team")[0] == 0
+
+    async def session() -> str:
+        async with Client(make_server("team", home=home)) as client:
+            result = await client.call_tool("recall", {"query": "sqlite wal", "k": 2})
+            return "".join(getattr(c, "text", "") for c in result.content)
+
+    text = anyio.run(session)
+    assert "--memory team" in text and "SQLite" in text
