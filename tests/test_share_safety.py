@@ -314,3 +314,31 @@ def test_purge_match_and_bad_input(home: Home, tmp_path: Path) -> None:
     assert MARK.lower() not in (home.root / "purge.log").read_text().lower()
     code, out, _ = cli("purge", "--log")
     assert code == 0 and "purge by match: 1 row(s)" in out
+
+
+def test_push_after_scrub_removes_the_secret_from_the_bucket(home: Home, bucket: Bucket) -> None:
+    """A remote that received a secret before today's rules caught it: scrub, push, and it is gone."""
+    from funes_core.store.lance import LanceStore
+
+    rows = fill(
+        home, {"s1": [f"deploy with GITHUB_TOKEN={TOKEN} set", "an ordinary turn"], "s2": words(2, "y")}
+    )
+    add_remote(bucket)
+    # As an older funes (older rules) would have published it: straight into the bucket.
+    opts = {"endpoint": bucket.server.endpoint, "allow_http": "true", "aws_region": "us-east-1"}
+    old = LanceStore(bucket.uri(), storage_options=opts, primary_key=True)
+    old.stamp_model(HashEmbedder().stamp)
+    stored = {r.id: r for r in open_store(home=home).scan()}
+    vectors = HashEmbedder().embed_documents([stored[r.id].text for r in rows])
+    old.add([stored[r.id].with_vector(v) for r, v in zip(rows, vectors, strict=True)])
+    old.optimize()
+    assert bucket_scan(bucket, [TOKEN]), "the positive control: the bucket holds the token"
+    assert cli("scrub")[0] == 0
+    code, _, err = cli("push", "team")
+    assert code == 0, err
+    assert "rewrote the remote" in err
+    assert bucket_scan(bucket, [TOKEN]) == {}
+    texts = {t for _i, t in remote_rows(home)}
+    assert "deploy with GITHUB_TOKEN=[REDACTED:github_token] set" in texts
+    assert "an ordinary turn" in texts
+    assert len(texts) == len(remote_rows(home)) == len(open_store(home=home).scan())
