@@ -14,7 +14,6 @@ import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,25 +26,15 @@ from funes_core.models.embed import HashEmbedder
 from funes_core.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from s3server import CREDENTIALS, Bucket, S3Server, start_server
+from s3server import Bucket, bucket_fixture, s3_fixture
 
 pytestmark = pytest.mark.slow
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sessions"
 
 
-@pytest.fixture(scope="session")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    server = start_server(tmp_path_factory.mktemp("moto"))
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def bucket(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> Bucket:
-    for key, value in CREDENTIALS.items():
-        monkeypatch.setenv(key, value)
-    return s3.new_bucket()
+s3 = s3_fixture
+bucket = bucket_fixture
 
 
 @pytest.fixture
