@@ -25,6 +25,9 @@ AGENTS: dict[str, tuple[str, str, str, str]] = {
     "codex": ("npm", "@openai/codex", "0.171.0", "codex"),
     "pi": ("npm", "@mariozechner/pi-coding-agent", "0.73.1", "pi"),
     "hermes": ("pypi", "hermes-agent[mcp]", "0.19.0", "hermes"),
+    "opencode": ("npm", "opencode-ai", "1.18.33", "opencode"),
+    "gemini": ("npm", "@google/gemini-cli", "0.61.0", "gemini"),
+    "copilot": ("npm", "@github/copilot", "1.0.102", "copilot"),
 }
 
 

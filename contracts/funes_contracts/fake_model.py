@@ -69,6 +69,11 @@ def _tool_results(api: str, body: dict[str, Any]) -> list[str]:
             if isinstance(item, dict) and str(item.get("type", "")).endswith("_output"):
                 out = item.get("output")
                 found.append(out if isinstance(out, str) else json.dumps(out))
+    elif api == "gemini":
+        for content in body.get("contents", []) if isinstance(body.get("contents"), list) else []:
+            for part in content.get("parts", []) if isinstance(content, dict) else []:
+                if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
+                    found.append(json.dumps(part["functionResponse"].get("response")))
     else:
         found.extend(_flatten(m.get("content")) for m in body.get("messages", []) if m.get("role") == "tool")
     return found
@@ -80,6 +85,9 @@ def _offered(body: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
     def walk(tools: Any, namespace: str | None) -> Iterator[tuple[str, str | None]]:
         for tool in tools if isinstance(tools, list) else []:
             if not isinstance(tool, dict):
+                continue
+            if isinstance(tool.get("functionDeclarations"), list):
+                yield from walk(tool["functionDeclarations"], namespace)
                 continue
             if tool.get("type") == "namespace":
                 yield from walk(tool.get("tools"), tool.get("name"))
@@ -160,6 +168,10 @@ class FakeModel:
                     self._send(200, *model._anthropic(body))
                 elif path.endswith("/responses"):
                     self._send(200, *model._responses(body))
+                elif ":generateContent" in path or ":streamGenerateContent" in path:
+                    self._send(200, *model._gemini(body, ":stream" in path))
+                elif path.endswith(":countTokens"):
+                    self._send(200, "json", {"totalTokens": 12})
                 elif path.endswith("/chat/completions"):
                     self._send(200, *model._chat(body))
                 else:
@@ -297,6 +309,24 @@ class FakeModel:
             ("response.completed", {"response": response, "sequence_number": 1}),
         ]
         return "sse", "".join(f"event: {e}\ndata: {json.dumps({'type': e, **d_})}\n\n" for e, d_ in events)
+
+    def _gemini(self, body: dict[str, Any], stream: bool) -> tuple[str, Any]:
+        d = self._decide("gemini", body)
+        if d.tool:
+            part: dict[str, Any] = {"functionCall": {"name": d.tool, "args": self.tool_args}}
+        else:
+            part = {"text": d.text}
+        response = {
+            "candidates": [
+                {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": "fake-model",
+            "responseId": "resp_" + uuid.uuid4().hex[:12],
+        }
+        if not stream:
+            return "json", response
+        return "sse", "data: " + json.dumps(response) + "\r\n\r\n"
 
     def _chat(self, body: dict[str, Any]) -> tuple[str, Any]:
         d = self._decide("chat", body)
