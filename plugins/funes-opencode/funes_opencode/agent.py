@@ -1,0 +1,57 @@
+"""Who this integration is and where OpenCode keeps things: declared once, used everywhere.
+
+OpenCode follows the XDG base directories: its config in ``$XDG_CONFIG_HOME/opencode`` (default
+``~/.config/opencode``), its data, with the session database, in ``$XDG_DATA_HOME/opencode``
+(default ``~/.local/share/opencode``). Three variables of its own move single places:
+``OPENCODE_CONFIG`` (an extra config file, loaded after the global one: funes registers its MCP
+server there when set), ``OPENCODE_CONFIG_DIR`` (an extra folder searched for ``plugins/``: funes
+puts its capture plugin there when set) and ``OPENCODE_DB`` (the database: absolute, or relative to
+the data folder; otherwise ``opencode.db``, or ``opencode-<channel>.db`` for other channels, so
+every ``opencode*.db`` there is read). Verified with opencode-ai 1.18.33.
+
+Standard library only: the hook imports this module on every turn.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from funes_core import Agent, Capabilities, Location
+
+__all__ = ["AGENT", "ENV_DB", "databases"]
+
+AGENT = Agent(
+    id="opencode",
+    label="OpenCode",
+    capabilities=Capabilities(discover=True, memory_binding=True),
+    locations=(
+        Location("config_base", ".config", env=("XDG_CONFIG_HOME",), holds="the XDG config folder"),
+        Location("config", "opencode", under="config_base", holds="OpenCode's config folder"),
+        Location("config_file", "opencode.json", env=("OPENCODE_CONFIG",), under="config", holds="mcp.funes"),
+        Location("plugin_home", "", env=("OPENCODE_CONFIG_DIR",), under="config", holds="plugins/funes.js"),
+        Location("data_base", ".local/share", env=("XDG_DATA_HOME",), holds="the XDG data folder"),
+        Location("data", "opencode", under="data_base", holds="opencode*.db (the sessions)"),
+    ),
+)
+#: Names the session database (absolute, or relative to the data folder).
+ENV_DB = "OPENCODE_DB"
+
+
+def databases(home: Path, environ: Mapping[str, str] | None = None) -> list[Path]:
+    """The session databases OpenCode may have written, ``$OPENCODE_DB`` first (may not exist).
+
+    ``OPENCODE_DB`` counts only for the environment's own HOME, like every location variable.
+    """
+    env = os.environ if environ is None else environ
+    data = AGENT.path("data", home, environ=env)
+    found: list[Path] = []
+    pinned = env.get(ENV_DB, "").strip()
+    own = env.get("HOME", "").strip()
+    if pinned and pinned != ":memory:" and own and Path(own).absolute() == home.absolute():
+        found.append(Path(pinned) if os.path.isabs(pinned) else data / pinned)
+    found.extend(sorted(p for p in data.glob("opencode*.db") if p.is_file()) if data.is_dir() else [])
+    if not found:
+        found.append(data / "opencode.db")
+    return list(dict.fromkeys(found))
