@@ -1,0 +1,133 @@
+"""End to end with the real Gemini CLI (@google/gemini-cli, pinned by funes-contracts) against the fake model.
+
+A throwaway HOME and a ``GEMINI_CLI_HOME`` outside it (to prove it is honoured), a FUNES_HOME and a
+project folder:
+
+1. a small memory is indexed (the repository's examples, hash embedder);
+2. ``funes integrations install gemini`` adds ``mcpServers.funes`` and the ``AfterAgent`` and
+   ``SessionEnd`` hooks to the user's ``settings.json``, which already holds their auth choice;
+3. ``gemini -p`` runs a real session in which the fake model (speaking the Gemini API) calls
+   ``mcp_funes_recall`` on the first request and receives a passage of the examples;
+4. the ``AfterAgent`` hook converts the session's chat file into the spool and indexes it in the
+   background: a phrase only the prompt held becomes recallable;
+5. ``funes integrations remove gemini`` gives ``settings.json`` back byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from funes_contracts.agent_cli import npm_agent
+from funes_contracts.fake_model import FakeModel
+
+pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parents[3]
+FUNES = Path(sys.executable).parent / "funes"
+MARKER = "quokka lighthouse semaphore 5521"
+EXAMPLE_PHRASE = "sensor readings for tidepool"
+
+
+def run(
+    argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def ok(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 0, f"{done.args!r} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def found(env: dict[str, str], cwd: Path, query: str, needle: str) -> bool:
+    out = ok(run([str(FUNES), "recall", query, "--profile", "lexical", "-k", "3", "--json"], env, cwd))
+    return needle in out
+
+
+def test_gemini_end_to_end(tmp_path: Path) -> None:
+    gemini = npm_agent("gemini")
+    home, gemini_home = tmp_path / "home", tmp_path / "gemini-home"
+    funes_home, project = tmp_path / "funes-home", tmp_path / "project"
+    for folder in (home, gemini_home / ".gemini", project):
+        folder.mkdir(parents=True)
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_", "FUNES_", "PYTEST_"))
+    }
+    env.update(
+        HOME=str(home),
+        GEMINI_CLI_HOME=str(gemini_home),
+        FUNES_HOME=str(funes_home),
+        FUNES_EMBEDDER="hash",
+        GEMINI_API_KEY="fake-key",
+        PATH=os.pathsep.join([str(gemini.parent), env.get("PATH", "")]),
+    )
+    settings = gemini_home / ".gemini" / "settings.json"
+    # Current setting names only: Gemini rewrites the whole file when it migrates a deprecated one
+    # (``general.disableAutoUpdate`` -> ``enableAutoUpdate``), which no byte comparison survives.
+    original = (
+        "{\n"
+        '  "security": {"auth": {"selectedType": "gemini-api-key"}},\n'
+        '  "privacy": {"usageStatisticsEnabled": false},\n'
+        '  "general": {"enableAutoUpdate": false}\n'
+        "}\n"
+    )
+    settings.write_text(original, encoding="utf-8")
+
+    ok(run([str(FUNES), "index", str(REPO / "examples" / "sessions")], env, project))
+    ok(run([str(FUNES), "integrations", "install", "gemini"], env, project, timeout=300))
+    wired = json.loads(settings.read_text(encoding="utf-8"))
+    assert wired["mcpServers"]["funes"]["args"][-1] == "mcp", wired
+    assert "AfterAgent" in wired["hooks"], wired
+
+    with FakeModel(
+        tool_pattern=r"^mcp_funes_recall$",
+        tool_args={"query": "Postgres embedded sensor readings"},
+        reply="Recalled it.",
+    ) as model:
+        session_env = {**env, "GOOGLE_GEMINI_BASE_URL": model.url}
+        started = time.monotonic()
+        argv = [str(gemini), "--skip-trust", "--approval-mode", "yolo", "-m", "gemini-2.5-flash"]
+        ok(
+            run(
+                [*argv, "-p", f"What did we decide about storage? {MARKER}"],
+                session_env,
+                project,
+                timeout=300,
+            )
+        )
+        ended = time.monotonic()
+        print(f"gemini -p took {ended - started:.1f} s")
+
+    assert any(r.get("answered_tool") == "mcp_funes_recall" for r in model.requests), (
+        "recall was never called"
+    )
+    seen = json.dumps([r["body"] for r in model.requests if r.get("body")], ensure_ascii=False)
+    assert EXAMPLE_PHRASE in seen, "the tool result the model received holds a passage of the memory"
+    assert list((gemini_home / ".gemini" / "tmp").rglob("chats/session-*.jsonl")), (
+        "chats live in GEMINI_CLI_HOME"
+    )
+
+    deadline = ended + 30
+    while not found(env, project, MARKER, "5521"):
+        if time.monotonic() > deadline:
+            logs = funes_home / "logs"
+            shown = (
+                {p.name: p.read_text(errors="replace")[-2000:] for p in logs.iterdir()}
+                if logs.is_dir()
+                else {}
+            )
+            pytest.fail(f"the Gemini session was not recallable 30 s after it ended; logs: {shown}")
+        time.sleep(0.5)
+
+    ok(run([str(FUNES), "integrations", "remove", "gemini"], env, project))
+    assert settings.read_text(encoding="utf-8") == original, "settings.json is back to its original bytes"
+    assert found(env, project, MARKER, "5521"), "remove keeps the memory"
