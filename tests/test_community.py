@@ -33,6 +33,9 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "echo": "funes-memory-echo",
         "hermes": "funes-memory-hermes",
         "pi": "funes-memory-pi",
+        "opencode": "funes-memory-opencode",
+        "gemini": "funes-memory-gemini",
+        "copilot": "funes-memory-copilot",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched
