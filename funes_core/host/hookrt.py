@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from funes_core.host.overrides import drift_from_record
+
 __all__ = [
     "LOG_LIMIT",
     "HookRun",
@@ -237,6 +239,8 @@ def main(
     run: HookRun | None = None
     try:
         run = HookRun.from_argv(ident, sys.argv[1:] if argv is None else argv, environ)
+        for line in drift_from_record(run.funes_home, ident, run.environ):
+            run.log(f"{line}; following the agent's current value (run `funes integrations install {ident}`)")
         event = run.event(stdin)
         sources = locate(event, run.environ)
         name = str(event.get("hook_event_name") or event.get("event") or "event")

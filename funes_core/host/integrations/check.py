@@ -86,7 +86,31 @@ def check(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
                 "see the lines above"
             )
             return EXIT_DID_NOT_RUN
-    return _print_report(orch, integ, data, as_json=as_json)
+    status = _print_report(orch, integ, data, as_json=as_json)
+    moved = location_drift(orch, integ)
+    for line in moved:
+        (orch.ui.err if as_json else orch.ui.out)(
+            f"MISMATCH  {line}: run `funes integrations install {ident}` to wire the agent where it now looks"
+        )
+    return EXIT_FAILED if moved else status
+
+
+def location_drift(orch: Orchestrator, integ: Integration) -> list[str]:
+    """The agent's location variables that changed since install (issue 19), one line each.
+
+    Install wired the agent where its variables pointed then; a changed ``CLAUDE_CONFIG_DIR`` (say)
+    leaves funes' hooks in a folder the agent no longer reads. Records from before install kept
+    ``overrides`` are not judged.
+    """
+    from funes_core.host import overrides
+
+    ctx = orch.context()
+    record = orch.read_record(ctx, integ.id) or {}
+    then = record.get("overrides")
+    agent = next((cls.agent for cls in integ.parts().values() if cls and cls.agent), None)
+    if not isinstance(then, dict) or agent is None:
+        return []
+    return overrides.drift(then, overrides.recorded(agent, ctx.home, ctx.env()))
 
 
 def _print_report(orch: Orchestrator, integ: Integration, data: dict[str, Any], *, as_json: bool) -> int:

@@ -80,7 +80,15 @@ def info(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
         if inst["mcp"]:
             orch.ui.out(f"mcp: {inst['mcp']}")
         for name, where in inst["paths"].items():
-            why = "default" if where["from"] == "default" else f"from ${where['from']}"
+            source = where["from"]
+            # a variable is shown as $NAME; an agent's own setting (a sticky profile) as it says
+            why = (
+                "default"
+                if source == "default"
+                else f"from ${source}"
+                if source.isupper()
+                else f"from {source}"
+            )
             holds = f" ({where['holds']})" if where["holds"] else ""
             orch.ui.out(f"path {name}: {where['path']}{holds}, {why}")
         orch.ui.out(f"spool: {inst['spool']} ({inst['spool_pending']} files waiting)")

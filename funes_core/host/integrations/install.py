@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from funes_core.host import overrides
 from funes_core.host.api import (
     ID_PATTERN,
     SPOOL_SUFFIX,
@@ -220,6 +221,10 @@ def _wire(
     ctx = orch.context(memory)
     changed = False
     say = orch.ui.out
+    agent = next((cls.agent for cls in integ.parts().values() if cls and cls.agent), None)
+    gone = overrides.missing(agent, ctx.home, ctx.extra_env) if agent is not None else []
+    if gone:
+        raise InstallError(f"{ident}: {'; '.join(gone)}; nothing was changed")
     steps: list[Step] = []
     if integ.tool_registrar is not None:
         registrar = integ.tool_registrar()
@@ -250,6 +255,7 @@ def _wire(
         "memory": memory,
         "funes_command": list(ctx.funes_command),
         "seeded": seeded,
+        "overrides": overrides.recorded(agent, ctx.home, ctx.env()) if agent is not None else {},
     }
     changed |= orch.write_record(ctx, ident, new_record)
     status = 0

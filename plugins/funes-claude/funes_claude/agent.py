@@ -1,4 +1,10 @@
-"""Who funes-claude is and where Claude Code keeps things. Standard library only: the hook imports it."""
+"""Who funes-claude is and where Claude Code keeps things. Standard library only: the hook imports it.
+
+``CLAUDE_CONFIG_DIR`` moves everything Claude Code keeps: the transcripts (``projects/``),
+``settings.json`` and even its state file ``.claude.json`` (user-scope MCP servers), which by
+default sits beside ``~/.claude``, in the HOME (verified with Claude Code 2.1.197: with the variable
+set, ``claude mcp add -s user`` writes ``$CLAUDE_CONFIG_DIR/.claude.json``).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +16,12 @@ CLAUDE = Agent(
     id="claude",
     label="Claude Code",
     locations=(
-        Location("config", ".claude", holds="Claude Code's settings and transcripts"),
+        Location(
+            "config", ".claude", env=("CLAUDE_CONFIG_DIR",), holds="Claude Code's settings and transcripts"
+        ),
         Location("projects", "projects", under="config", holds="transcripts (<project>/<session>.jsonl)"),
         Location("settings", "settings.json", under="config", holds="hooks"),
-        Location("state", ".claude.json", holds="user-scope MCP servers"),
+        Location("state_dir", "", env=("CLAUDE_CONFIG_DIR",), holds="where .claude.json lives"),
+        Location("state", ".claude.json", under="state_dir", holds="user-scope MCP servers"),
     ),
 )

@@ -15,6 +15,7 @@ CODEX = Agent(
     locations=(
         Location("home", ".codex", env=("CODEX_HOME",), holds="Codex's state"),
         Location("sessions", "sessions", under="home", holds="rollouts (YYYY/MM/DD/rollout-*.jsonl)"),
+        Location("archived", "archived_sessions", under="home", holds="rollouts `codex archive` moved"),
         Location("hooks", "hooks.json", under="home", holds="hooks"),
         Location("config", "config.toml", under="home", holds="MCP servers"),
     ),

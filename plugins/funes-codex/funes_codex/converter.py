@@ -127,7 +127,8 @@ class CodexConverter(Converter, agent=CODEX):
     contract_fixtures = "funes_codex.contract_fixtures"
 
     def session_roots(self, home: Path) -> list[Path]:
-        return [self.where("sessions", home)]
+        # `codex archive ID` moves a rollout, same name, into archived_sessions/: still the user's history.
+        return [self.where("sessions", home), self.where("archived", home)]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
         refs: list[SessionRef] = []

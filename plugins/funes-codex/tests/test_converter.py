@@ -227,10 +227,22 @@ def test_discover_honours_codex_home_only_for_the_process_home(
     (elsewhere / "sessions" / f"rollout-x-{SID}.jsonl").write_text(meta() + "\n", encoding="utf-8")
     monkeypatch.setenv("CODEX_HOME", str(elsewhere))
     monkeypatch.setenv("HOME", str(home))
-    assert CodexConverter().session_roots(home) == [elsewhere / "sessions"]
+    assert CodexConverter().session_roots(home) == [elsewhere / "sessions", elsewhere / "archived_sessions"]
     assert [r.session_id for r in CodexConverter().discover(home)] == [SID]
     other = tmp_path / "other-home"
-    assert CodexConverter().session_roots(other) == [other / ".codex" / "sessions"]
+    assert CodexConverter().session_roots(other) == [
+        other / ".codex" / "sessions",
+        other / ".codex" / "archived_sessions",
+    ]
+
+
+def test_discover_finds_archived_sessions(tmp_path: Path) -> None:
+    """``codex archive ID`` moves a rollout, same name, into ``$CODEX_HOME/archived_sessions/``."""
+    archived = tmp_path / ".codex" / "archived_sessions"
+    archived.mkdir(parents=True)
+    (archived / f"rollout-2026-03-02T08-54-03-{SID}.jsonl").write_text(meta() + "\n", encoding="utf-8")
+    refs = CodexConverter().discover(tmp_path)
+    assert [(r.session_id, r.path.parent.name) for r in refs] == [(SID, "archived_sessions")]
 
 
 # -- the real rollout of Codex 0.171.0 ----------------------------------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from funes_core import Block, Converter, SessionRef, Turn, is_blank, parse_ts
-from funes_hermes.agent import HERMES, STATE_DB
+from funes_hermes.agent import HERMES, STATE_DB, state_dbs
 
 __all__ = ["SESSION_ID", "HermesConverter", "open_readonly"]
 
@@ -198,7 +198,7 @@ class HermesConverter(Converter, agent=HERMES):
     contract_fixtures = "funes_hermes.contract_fixtures"
 
     def session_roots(self, home: Path) -> list[Path]:
-        return [self.where("state", home)]
+        return state_dbs(home)  # every profile's, the one in effect first
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
         if path.is_file():
