@@ -25,15 +25,15 @@ CONTRACT_VERSION = _CORE_CONTRACT
 class PluginContract:
     """The whole contract for one integration, in one class (like pandas' ``ExtensionTests``).
 
-    Name the plugin's classes and its fixtures folder; the converter, hook-installer and
-    tool-registrar contracts are generated as nested test classes (pytest collects those), with
-    ``config_home`` defaulting to ``fixtures_dir / "config-home"``::
+    Name the plugin's classes; the converter, hook-installer and tool-registrar contracts are
+    generated as nested test classes (pytest collects those). ``fixtures_dir`` defaults to the
+    folder of the converter's ``contract_fixtures`` package, ``config_home`` to its
+    ``config-home``::
 
         class TestEcho(PluginContract):
             converter_cls = EchoConverter
             installer_cls = EchoHookInstaller
             registrar_cls = EchoToolRegistrar
-            fixtures_dir = FIXTURES
 
     Leave out a role the integration does not have. Override one of the contract's methods (a
     mutator, say) by subclassing the matching contract yourself instead.
@@ -47,6 +47,10 @@ class PluginContract:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if cls.fixtures_dir is None and cls.converter_cls is not None:
+            from funes_contracts.check import fixtures_of
+
+            cls.fixtures_dir = fixtures_of(cls.converter_cls)
         fixtures = Path(cls.fixtures_dir) if cls.fixtures_dir is not None else None
         home = cls.config_home
         if home is None and fixtures is not None and (fixtures / "config-home").is_dir():

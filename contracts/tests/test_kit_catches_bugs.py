@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from funes_core.host.integrations.check import suite_command
 
 BROKEN = """
 import json
@@ -304,37 +305,12 @@ def run_suite(
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, str]]]:
     module = tmp_path / "test_broken_plugins.py"
     module.write_text(textwrap.dedent(source), encoding="utf-8")
-    ini = tmp_path / "pytest.ini"
-    ini.write_text("[pytest]\n", encoding="utf-8")
     report = tmp_path / "report.json"
-    env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
-    env.pop("PYTEST_ADDOPTS", None)
+    argv, env = suite_command(module, report, os.environ, *extra)
     if pythonpath is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH", "")]))
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "funes_contracts.plugin",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--rootdir",
-            str(tmp_path),
-            "-c",
-            str(ini),
-            f"--funes-report={report}",
-            *extra,
-            str(module),
-        ],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+        argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
     )
     results = json.loads(report.read_text())["results"] if report.exists() else []
     return done, results

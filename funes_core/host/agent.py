@@ -127,14 +127,13 @@ class Agent:
         loc = self.location(name)
         env = os.environ if environ is None else environ
         extra = extra_env or {}
-        for var in loc.env:
-            value = extra.get(var, "").strip()
-            if value:
-                return Resolved(_expand(value, home).absolute(), var)
         own_home = env.get("HOME", "").strip()
+        sources = [extra]
         if own_home and _same_place(Path(own_home), home):
+            sources.append(env)
+        for source in sources:
             for var in loc.env:
-                value = env.get(var, "").strip()
+                value = source.get(var, "").strip()
                 if value:
                     return Resolved(_expand(value, home).absolute(), var)
         if loc.under is None:

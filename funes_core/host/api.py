@@ -24,7 +24,7 @@ import re
 import shlex
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -388,6 +388,27 @@ class Converter(IntegrationPart):
         else:
             return []
         return [p for p in found if not p.name.endswith(SPOOL_SUFFIX)]
+
+    def refs_in(
+        self, path: Path, identify: Callable[[Path], str | None], pattern: str = "*.jsonl"
+    ) -> list[SessionRef]:
+        """One :class:`SessionRef` per transcript in ``path`` that ``identify`` names a session id.
+
+        What most ``sessions_in`` are: :meth:`transcript_files`, then ``identify(file)`` (the
+        session id, or ``None`` for a file that is not this agent's), dated by the file's mtime;
+        a file that vanishes meanwhile is passed over.
+        """
+        refs: list[SessionRef] = []
+        for candidate in self.transcript_files(path, pattern):
+            session_id = identify(candidate)
+            if session_id is None:
+                continue
+            try:
+                mtime = candidate.stat().st_mtime
+            except OSError:
+                continue
+            refs.append(SessionRef(session_id, candidate, mtime))
+        return refs
 
     def discover(self, home: Path) -> list[SessionRef]:
         """Every session under ``home``, newest first (by last activity, then path, for stability)."""

@@ -32,13 +32,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from funes_core.turns.format import format_ts, is_utc_ts
+from funes_core.turns.format import _clean_surrogates, format_ts, is_utc_ts
 
 __all__ = [
     "WHITE_SPACE",
     "JsonLines",
     "Skipped",
     "clean_id",
+    "clean_text",
     "compact_json",
     "is_blank",
     "parse_ts",
@@ -110,6 +111,15 @@ def clean_id(value: object) -> str | None:
 def is_blank(text: str) -> bool:
     """Whether ``text`` holds only Unicode White_Space (or nothing): such a block is dropped."""
     return all(char in WHITE_SPACE for char in text)
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates (from ``\\udXXX`` escapes in an agent's JSON) as U+FFFD.
+
+    UTF-8 cannot encode them, so a turns file holding one could not be written; the same rule
+    the turns reader applies.
+    """
+    return _clean_surrogates(text)
 
 
 def compact_json(value: object) -> str:

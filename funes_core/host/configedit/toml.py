@@ -24,16 +24,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from funes_core.files import atomic_write_text
 from funes_core.host.configedit.base import Added, EditError, Place
 
-__all__ = ["Block", "MarkedLine", "TomlEditError", "TomlFormat", "parse", "read_toml_text", "write_toml_text"]
+__all__ = ["Block", "MarkedLine", "TomlEditError", "TomlFormat", "parse"]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -48,26 +46,6 @@ def parse(text: str) -> dict[str, Any]:
         return tomlkit.parse(text).unwrap()
     except (TOMLKitError, ValueError) as exc:
         raise TomlEditError(f"is not valid TOML ({exc})") from None
-
-
-def read_toml_text(path: Path) -> str | None:
-    """The text of a TOML config, ``None`` when the file does not exist; refuses what cannot parse."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TomlEditError("is not UTF-8 text") from None
-    parse(text)
-    return text
-
-
-def write_toml_text(path: Path, text: str) -> None:
-    """Replace ``path`` atomically (temp file, then rename), keeping its mode; new files are 0600."""
-    parse(text)
-    atomic_write_text(path, text, mode=None)
 
 
 def _newline(text: str) -> str:

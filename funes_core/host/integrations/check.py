@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,25 @@ EXIT_FAILED = 1
 EXIT_DID_NOT_RUN = 2
 
 
+def suite_command(
+    module: Path, report: Path, environ: Mapping[str, str], *extra: str
+) -> tuple[list[str], dict[str, str]]:
+    """How the contract suite runs a test ``module``, alone: argv and environment for a fresh pytest.
+
+    Only the kit's pytest plugin is loaded (no other installed plugin, no user ``PYTEST_ADDOPTS``),
+    with a ``pytest.ini`` of its own beside ``module``, and the JSON report goes to ``report``.
+    """
+    ini = module.parent / "pytest.ini"
+    ini.write_text("[pytest]\n", encoding="utf-8")
+    argv = [sys.executable, "-m", "pytest", "-p", "funes_contracts.plugin", "-p", "no:cacheprovider"]
+    argv += ["-q", "--no-header", "-rN", "--rootdir", str(module.parent), "-c", str(ini)]
+    argv += [f"--funes-report={report}", *extra, str(module)]
+    env = dict(environ)
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env.pop("PYTEST_ADDOPTS", None)
+    return argv, env
+
+
 def check(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
     """Run the contract suite on the installed plugin and print a conformance report."""
     integ = orch.require(ident)
@@ -52,30 +72,8 @@ def check(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
         root = Path(tmp)
         module = root / f"test_funes_check_{ident.replace('-', '_')}.py"
         module.write_text(CHECK_MODULE.format(ident=ident), encoding="utf-8")
-        ini = root / "pytest.ini"
-        ini.write_text("[pytest]\n", encoding="utf-8")
         report = root / "report.json"
-        argv = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "funes_contracts.plugin",
-            "-p",
-            "no:cacheprovider",
-            "-q",
-            "--no-header",
-            "-rN",
-            "--rootdir",
-            str(root),
-            "-c",
-            str(ini),
-            f"--funes-report={report}",
-            str(module),
-        ]
-        env = dict(os.environ if orch.environ is None else orch.environ)
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        env.pop("PYTEST_ADDOPTS", None)
+        argv, env = suite_command(module, report, os.environ if orch.environ is None else orch.environ)
         done = orch.runner(argv, env=env, cwd=root, stream=False)
         data = json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
         if not data.get("results"):

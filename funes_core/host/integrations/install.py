@@ -28,7 +28,7 @@ from funes_core.host.api import (
 )
 from funes_core.host.catalog import CatalogEntry
 from funes_core.host.integrations.common import UI, InstallError, Orchestrator
-from funes_core.host.integrations.wiring import Step, wire
+from funes_core.host.integrations.wiring import steps_for, wire
 from funes_core.host.manager import Integration
 
 
@@ -225,14 +225,8 @@ def _wire(
     gone = overrides.missing(agent, ctx.home, ctx.extra_env) if agent is not None else []
     if gone:
         raise InstallError(f"{ident}: {'; '.join(gone)}; nothing was changed")
-    steps: list[Step] = []
-    if integ.tool_registrar is not None:
-        registrar = integ.tool_registrar()
-        steps.append(Step("tool registrar", registrar, registrar.register, install=True))
-    if integ.hook_installer is not None:
-        installer = integ.hook_installer()
-        steps.append(Step("hook installer", installer, installer.install, install=True))
-    for outcome in wire(orch, integ, ctx, steps):  # all or nothing: every file checked first
+    # All or nothing: every file the parts touch is checked before any is changed.
+    for outcome in wire(orch, integ, ctx, steps_for(integ, install=True)):
         say(f"{ident}: {outcome.summary}")
         changed |= outcome.changed
     raw = record.get("seeded")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from funes_core.host.integrations.common import Orchestrator
-from funes_core.host.integrations.wiring import Step, wire
+from funes_core.host.integrations.wiring import steps_for, wire
 
 
 def remove(orch: Orchestrator, ident: str) -> int:
@@ -12,14 +12,8 @@ def remove(orch: Orchestrator, ident: str) -> int:
     memory = record.get("memory") if isinstance(record.get("memory"), str) else None
     ctx = orch.context(memory)
     changed = False
-    steps: list[Step] = []
-    if integ.tool_registrar is not None:
-        registrar = integ.tool_registrar()
-        steps.append(Step("tool registrar", registrar, registrar.unregister, install=False))
-    if integ.hook_installer is not None:
-        installer = integ.hook_installer()
-        steps.append(Step("hook installer", installer, installer.uninstall, install=False))
-    for outcome in wire(orch, integ, ctx, steps):  # all or nothing: every file checked first
+    # All or nothing: every file the parts touch is checked before any is changed.
+    for outcome in wire(orch, integ, ctx, steps_for(integ, install=False)):
         orch.ui.out(f"{ident}: {outcome.summary}")
         changed |= outcome.changed
     path = orch.record_path(ctx, ident)

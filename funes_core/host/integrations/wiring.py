@@ -24,7 +24,7 @@ from funes_core.host.configedit.managed import ManagedWiring
 from funes_core.host.integrations.common import Orchestrator
 from funes_core.host.manager import Integration
 
-__all__ = ["Step", "wire"]
+__all__ = ["Step", "steps_for", "wire"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +76,20 @@ def _restore(saved: dict[Path, bytes | None]) -> None:
                 os.replace(tmp, path)
         except OSError:
             continue
+
+
+def steps_for(integ: Integration, *, install: bool) -> list[Step]:
+    """The registrar then the hook installer of ``integ``: to install, or to remove."""
+    steps: list[Step] = []
+    if integ.tool_registrar is not None:
+        registrar = integ.tool_registrar()
+        action = registrar.register if install else registrar.unregister
+        steps.append(Step("tool registrar", registrar, action, install=install))
+    if integ.hook_installer is not None:
+        installer = integ.hook_installer()
+        action = installer.install if install else installer.uninstall
+        steps.append(Step("hook installer", installer, action, install=install))
+    return steps
 
 
 def wire(orch: Orchestrator, integ: Integration, ctx: InstallContext, steps: list[Step]) -> list[Outcome]:

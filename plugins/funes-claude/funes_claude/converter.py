@@ -98,17 +98,13 @@ class ClaudeConverter(Converter, agent=CLAUDE):
         return [self.where("projects", home)]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        refs: list[SessionRef] = []
-        for candidate in self.transcript_files(path):
+        def identify(candidate: Path) -> str | None:
             head = read_json_lines(candidate, until=_is_turn_record).objects()  # up to the first message
             if not head or not _is_turn_record(head[-1]):
-                continue  # not Claude Code's, or no message yet (a session that only started)
-            try:
-                mtime = candidate.stat().st_mtime
-            except OSError:
-                continue
-            refs.append(SessionRef(session_id_for(candidate, head), candidate, mtime))
-        return refs
+                return None  # not Claude Code's, or no message yet (a session that only started)
+            return session_id_for(candidate, head)
+
+        return self.refs_in(path, identify)
 
     def convert(self, ref: SessionRef) -> list[Turn]:
         records = read_json_lines(ref.path).objects()

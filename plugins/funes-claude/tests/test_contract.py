@@ -8,16 +8,11 @@ fallback. The CLI path is proved end to end with the real Claude Code (``test_e2
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from funes_claude import ClaudeConverter, ClaudeHookInstaller, ClaudeToolRegistrar
 from funes_contracts import PluginContract
-
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
 
 
 class TestClaude(PluginContract):
     converter_cls = ClaudeConverter
     installer_cls = ClaudeHookInstaller
     registrar_cls = ClaudeToolRegistrar
-    fixtures_dir = FIXTURES

@@ -131,18 +131,8 @@ class CodexConverter(Converter, agent=CODEX):
         return [self.where("sessions", home), self.where("archived", home)]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        refs: list[SessionRef] = []
         # A file named explicitly (the hook's transcript_path) is read whatever its name.
-        for candidate in self.transcript_files(path, "rollout-*.jsonl"):
-            session_id = _identify(candidate)
-            if session_id is None:
-                continue
-            try:
-                mtime = candidate.stat().st_mtime
-            except OSError:
-                continue
-            refs.append(SessionRef(session_id, candidate, mtime))
-        return refs
+        return self.refs_in(path, _identify, "rollout-*.jsonl")
 
     def convert(self, ref: SessionRef) -> list[Turn]:
         envelopes = _envelopes(ref.path)

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from funes_codex import CodexConverter, CodexHookInstaller, CodexToolRegistrar
 from funes_contracts import PluginContract
-
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_codex" / "contract_fixtures"
 
 
 class TestCodex(PluginContract):
     converter_cls = CodexConverter
     installer_cls = CodexHookInstaller
     registrar_cls = CodexToolRegistrar
-    fixtures_dir = FIXTURES

@@ -44,15 +44,13 @@ class EchoConverter(Converter, agent=ECHO):
         return [self.where("sessions", home)]
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        refs: list[SessionRef] = []
-        for candidate in self.transcript_files(path):
+        def identify(candidate: Path) -> str | None:
             records = read_json_lines(candidate).objects()
             if not any(r.get("type") in ("session", "message") for r in records):
-                continue
-            refs.append(
-                SessionRef(self._session_id(candidate, records), candidate, candidate.stat().st_mtime)
-            )
-        return refs
+                return None
+            return self._session_id(candidate, records)
+
+        return self.refs_in(path, identify)
 
     @staticmethod
     def _session_id(path: Path, records: list[dict[str, Any]]) -> str:

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from funes_contracts import PluginContract
 from funes_echo import EchoConverter, EchoHookInstaller, EchoToolRegistrar
-
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_echo" / "contract_fixtures"
 
 
 class TestEcho(PluginContract):
     converter_cls = EchoConverter
     installer_cls = EchoHookInstaller
     registrar_cls = EchoToolRegistrar
-    fixtures_dir = FIXTURES

@@ -27,7 +27,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from funes_core import Block, Converter, SessionRef, Turn, is_blank, parse_ts
+from funes_core import Block, Converter, SessionRef, Turn, clean_text, is_blank, parse_ts
 from funes_hermes.agent import HERMES, STATE_DB, state_dbs
 
 __all__ = ["SESSION_ID", "HermesConverter", "open_readonly"]
@@ -90,15 +90,6 @@ def _decode(value: object) -> str | None:
     if isinstance(value, int | float):
         return str(value)
     return str(value)
-
-
-def _clean(text: str) -> str:
-    """Lone UTF-16 surrogates (from ``\\udXXX`` escapes in Hermes' JSON) become U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 def _compact(value: object) -> str:
@@ -164,7 +155,7 @@ def _tool_uses(raw: str | None, names: dict[str, str]) -> list[Block]:
     blocks: list[Block] = []
     for call in value:
         if not isinstance(call, dict):
-            blocks.append(Block("tool_use", _clean(_compact(call))))
+            blocks.append(Block("tool_use", clean_text(_compact(call))))
             continue
         inner = call.get("function")
         function: dict[str, Any] = inner if isinstance(inner, dict) else call
@@ -184,9 +175,9 @@ def _tool_uses(raw: str | None, names: dict[str, str]) -> list[Block]:
         blocks.append(
             Block(
                 "tool_use",
-                _clean(text),
-                tool_name=_clean(name) if name else None,
-                tool_use_id=_clean(call_id) if call_id else None,
+                clean_text(text),
+                tool_name=clean_text(name) if name else None,
+                tool_use_id=clean_text(call_id) if call_id else None,
             )
         )
     return blocks
@@ -322,7 +313,7 @@ class HermesConverter(Converter, agent=HERMES):
             cwd = _decode(row[0]) if row else None
         except (sqlite3.Error, _Unreadable):
             return None
-        return _clean(cwd) if cwd and cwd.strip() else None
+        return clean_text(cwd) if cwd and cwd.strip() else None
 
     @staticmethod
     def _turn(record: dict[str, Any], names: dict[str, str]) -> tuple[str, list[Block], str | None] | None:
@@ -342,15 +333,15 @@ class HermesConverter(Converter, agent=HERMES):
             reasoning = _decode(record["reasoning"])
         blocks: list[Block] = []
         if role == "user":
-            blocks = [Block("text", _clean(t)) for t in _texts(content)]
+            blocks = [Block("text", clean_text(t)) for t in _texts(content)]
         elif role == "assistant":
             if reasoning is not None:
                 blocks.append(Block("thinking", reasoning))
-            blocks.extend(Block("text", _clean(t)) for t in _texts(content))
+            blocks.extend(Block("text", clean_text(t)) for t in _texts(content))
             blocks.extend(_tool_uses(tool_calls, names))
         else:
             name = tool_name if tool_name else names.get(call_id or "")
-            text = "\n".join(_clean(t) for t in _texts(content))
+            text = "\n".join(clean_text(t) for t in _texts(content))
             blocks = [Block("tool_result", text, tool_name=name or None, tool_use_id=call_id or None)]
         blocks = [b for b in blocks if not is_blank(b.text)]
         if not blocks:

@@ -6,8 +6,6 @@ from the functions in ``funes_hermes.contract_fixtures``, which the kit finds by
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from funes_contracts import PluginContract
@@ -20,11 +18,7 @@ def _no_hermes_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HERMES_HOME", raising=False)
 
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_hermes" / "contract_fixtures"
-
-
 class TestHermes(PluginContract):
     converter_cls = HermesConverter
     installer_cls = HermesHookInstaller
     registrar_cls = HermesToolRegistrar
-    fixtures_dir = FIXTURES

@@ -103,16 +103,7 @@ class PiConverter(Converter, agent=PI):
         return session_dirs(home)
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        refs: list[SessionRef] = []
-        for candidate in self.transcript_files(path):
-            if not _looks_like_pi_session(candidate):
-                continue
-            try:
-                mtime = candidate.stat().st_mtime
-            except OSError:
-                continue
-            refs.append(SessionRef(self._session_id(candidate), candidate, mtime))
-        return refs
+        return self.refs_in(path, lambda f: self._session_id(f) if _looks_like_pi_session(f) else None)
 
     @staticmethod
     def _session_id(path: Path) -> str:

@@ -178,18 +178,18 @@ class _Extension(ManagedWiring):
 
     # -- install / remove / status ---------------------------------------------------------------
 
-    def _put(self, ctx: InstallContext) -> Outcome:
+    def put(self, ctx: InstallContext) -> Outcome:
         self.preflight(ctx)  # a malformed settings.json is refused before funes writes anything
         config = self._config(ctx)
         refresh = config.get(self.part) is not None
         files = self._write_files(ctx, {**config, "format": CONFIG_FORMAT, self.part: self.value(ctx)})
-        listed = self.put(ctx)
+        listed = ManagedWiring.put(self, ctx)
         if not (files or listed.changed):
             return Outcome(False, f"{self.what} already set up ({listed.summary})")
         verb = "updated" if refresh else "added"
         return Outcome(True, f"{verb} {self.what}: the funes pi package ({listed.summary})")
 
-    def _drop(self, ctx: InstallContext) -> Outcome:
+    def drop(self, ctx: InstallContext) -> Outcome:
         config = self._config(ctx)
         others = [key for key in _PARTS if key != self.part and config.get(key) is not None]
         if others:
@@ -197,14 +197,14 @@ class _Extension(ManagedWiring):
                 return Outcome(False, f"no {self.what} in the funes pi package")
             self._write_files(ctx, {k: v for k, v in config.items() if k != self.part})
             return Outcome(True, f"removed {self.what} (the funes pi package stays for the {others[0]})")
-        unlisted = self.drop(ctx)  # the last part out takes the package entry away
+        unlisted = ManagedWiring.drop(self, ctx)  # the last part out takes the package entry away
         had = config.get(self.part) is not None or extension_dir(ctx).exists()
         self._delete_files(ctx)
         if not (unlisted.changed or had):
             return unlisted
         return Outcome(True, f"removed {self.what} and the funes pi package ({unlisted.summary})")
 
-    def _status(self, ctx: InstallContext) -> Status:
+    def status(self, ctx: InstallContext) -> Status:
         listing = ManagedWiring.status(self, ctx)
         if listing.state is WiringState.BROKEN:
             return listing
@@ -232,15 +232,6 @@ class PiHookInstaller(_Extension, HookInstaller, agent=PI):
     def value(self, ctx: InstallContext) -> dict[str, Any]:
         return {"argv": hook_command(ctx), "env": {"FUNES_HOME": str(ctx.funes_home)}}
 
-    def install(self, ctx: InstallContext) -> Outcome:
-        return self._put(ctx)
-
-    def uninstall(self, ctx: InstallContext) -> Outcome:
-        return self._drop(ctx)
-
-    def status(self, ctx: InstallContext) -> Status:
-        return self._status(ctx)
-
 
 class PiToolRegistrar(_Extension, ToolRegistrar, agent=PI):
     """Records ``funes mcp [MEMORY]`` for the extension, which bridges its tools into pi."""
@@ -256,17 +247,8 @@ class PiToolRegistrar(_Extension, ToolRegistrar, agent=PI):
             "tool_prefix": TOOL_PREFIX,
         }
 
-    def register(self, ctx: InstallContext) -> Outcome:
-        return self._put(ctx)
-
-    def unregister(self, ctx: InstallContext) -> Outcome:
-        return self._drop(ctx)
-
-    def status(self, ctx: InstallContext) -> Status:
-        return self._status(ctx)
-
     def registered_command(self, ctx: InstallContext) -> list[str] | None:
-        if self._status(ctx).state is WiringState.NOT_WIRED:
+        if self.status(ctx).state is WiringState.NOT_WIRED:
             return None
         current = self._config(ctx).get(self.part)
         argv = current.get("argv") if isinstance(current, dict) else None

@@ -5,16 +5,11 @@ pi's sessions hold raw U+2028: the kit's variants come from ``funes_pi.contract_
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from funes_contracts import PluginContract
 from funes_pi import PiConverter, PiHookInstaller, PiToolRegistrar
-
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_pi" / "contract_fixtures"
 
 
 class TestPi(PluginContract):
     converter_cls = PiConverter
     installer_cls = PiHookInstaller
     registrar_cls = PiToolRegistrar
-    fixtures_dir = FIXTURES
