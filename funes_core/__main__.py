@@ -6,7 +6,7 @@ interpreter it runs under), so no PATH lookup can pick up another installation.
 
 from __future__ import annotations
 
-from funes_core.faces.cli.app import main
+from funes_core.faces.cli.main import main
 
 if __name__ == "__main__":
     main()

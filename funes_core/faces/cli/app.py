@@ -76,6 +76,6 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
 
 
 def main() -> None:
-    """Console-script entry point: load the installed plugins, build the app, run it."""
+    """Load the installed plugins, build the app, run it (``funes_core.faces.cli.main`` calls this)."""
     app = make_app(load_plugins())
     sys.exit(app(standalone_mode=True))
