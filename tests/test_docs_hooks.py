@@ -46,6 +46,8 @@ def test_every_hook_is_specified_in_hookspecs() -> None:
         "funes_register_hook_installers",
         "funes_register_tool_registrars",
         "funes_register_commands",
+        "funes_register_embedders",
+        "funes_register_rerankers",
     }
 
 

@@ -391,12 +391,21 @@ def test_model_mismatch_is_refused_with_the_exact_message(
 ) -> None:
     write_session(tmp_path / "c" / "f.funes.jsonl", "s", 1)
     assert cli("index", str(tmp_path / "c"))[0] == 0  # built with the hash test double
-    monkeypatch.delenv("FUNES_EMBEDDER")  # now the real model (its stamp is known without loading it)
+    monkeypatch.delenv("FUNES_EMBEDDER")  # the memory names its model; no installed embedder has it
     code, out, err = cli("index", str(tmp_path / "c"))
     assert code == 1 and out == ""
     assert err == (
-        f"funes: memory {funes_home.memory_dir} was built with funes-test/hash-embedder; this funes embeds "
-        "with sentence-transformers/all-MiniLM-L6-v2 (int8 onnx). Rebuild it with: funes index --rebuild\n"
+        f"funes: memory {funes_home.memory_dir} was built with funes-test/hash-embedder, which no installed "
+        "embedder provides (was its plugin removed?); install it again, or re-embed the memory with "
+        "`funes index --rebuild --model NAME`\n"
+    )
+    code, out, err = cli("index", str(tmp_path / "c"), "--model", "minilm")  # asking for another model
+    assert code == 1 and out == ""
+    assert err == (
+        f"funes: memory {funes_home.memory_dir} was built with funes-test/hash-embedder, but --model is "
+        "sentence-transformers/all-MiniLM-L6-v2 (int8 onnx); re-embed it with "
+        "`funes index --rebuild --model 'sentence-transformers/all-MiniLM-L6-v2 (int8 onnx)'`, "
+        "or drop --model\n"
     )
     assert open_store(home=funes_home).count() == 1
 

@@ -617,3 +617,49 @@ def test_a_sub_app_shadowing_a_core_group_or_another_plugin_is_refused() -> None
         "(report this to the plugin author)",
     ]
     assert "from mine" in CliRunner().invoke(app, ["--help"]).output
+
+
+def test_hook_funes_register_embedders() -> None:
+    from funes_contracts.models import TinyEmbedder, plugin
+
+    pm = FunesPluginManager(environ={}, stderr=io.StringIO())
+    pm.register(plugin(TinyEmbedder), "tiny", dist="funes-tiny", version="1.0")
+    [(cls, info)] = pm.model_classes("embedder")
+    assert cls is TinyEmbedder and info.origin == "funes-tiny 1.0"
+    assert pm.plugin_info("tiny").ids["embedder"] == ["tiny"]  # type: ignore[union-attr]
+
+
+def test_hook_funes_register_rerankers() -> None:
+    from funes_contracts.models import OverlapReranker, plugin
+
+    pm = FunesPluginManager(environ={}, stderr=io.StringIO())
+    pm.register(plugin(OverlapReranker), "overlap")
+    assert [cls for cls, _ in pm.model_classes("reranker")] == [OverlapReranker]
+
+
+def test_model_classes_that_are_not_valid_are_refused_naming_the_plugin() -> None:
+    from funes_contracts.models import TinyEmbedder, plugin
+
+    class NoLabel(TinyEmbedder):
+        label = ""
+
+    err = io.StringIO()
+    pm = FunesPluginManager(environ={}, stderr=err)
+    pm.register(plugin(NoLabel), "nolabel", dist="funes-nolabel", version="2.0")
+    assert pm.model_classes("embedder") == []
+    assert err.getvalue().startswith("funes: skipped plugin nolabel from funes-nolabel 2.0:")
+    assert ".label must be a non-empty string" in err.getvalue()
+
+
+def test_two_plugins_claiming_one_embedder_id_are_both_refused() -> None:
+    from funes_contracts.models import TinyEmbedder, plugin
+
+    class Twin(TinyEmbedder):
+        pass
+
+    err = io.StringIO()
+    pm = FunesPluginManager(environ={}, stderr=err)
+    pm.register(plugin(TinyEmbedder), "a", dist="funes-a", version="1")
+    pm.register(plugin(Twin), "b", dist="funes-b", version="1")
+    assert pm.model_classes("embedder") == []
+    assert "refused embedder 'tiny': it is claimed by funes-a 1 and funes-b 1" in err.getvalue()

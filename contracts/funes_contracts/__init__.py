@@ -82,9 +82,11 @@ __all__ = [
     "CONTRACT_VERSION",
     "REQUIREMENTS",
     "ConverterContract",
+    "EmbedderContract",
     "HookInstallerContract",
     "PluginContract",
     "Requirement",
+    "RerankerContract",
     "StoreContract",
     "ToolRegistrarContract",
     "list_mcp_tools",
@@ -99,4 +101,8 @@ def __getattr__(name: str) -> Any:
         from funes_contracts.store import StoreContract
 
         return StoreContract
+    if name in ("EmbedderContract", "RerankerContract"):
+        from funes_contracts import models
+
+        return getattr(models, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -324,6 +324,57 @@ _REGISTRAR = (
     ),
 )
 
+_EMBEDDER = (
+    Requirement(
+        "embedder:identity",
+        "issue 16; plugin-host practices §4",
+        "The class declares an id matching [a-z0-9_-]+, a non-empty label and model contract version 1, "
+        "and models() lists the model under test once, with a positive dimension.",
+    ),
+    Requirement(
+        "embedder:stamp",
+        "DESIGN §5 (model stamp)",
+        "An instance says its model name and dimension (stamp) without loading weights, exactly as "
+        "models() lists them.",
+    ),
+    Requirement(
+        "embedder:dimension",
+        "DESIGN §5",
+        "Every document and query vector is float32, of the stamped dimension and of unit length; "
+        "an empty batch gives no vectors.",
+    ),
+    Requirement(
+        "embedder:determinism",
+        "DESIGN §1 (no LLM in ingest: same input, same rows)",
+        "The same text gives the same vector, from this instance or a new one.",
+    ),
+    Requirement(
+        "embedder:batch-equals-single",
+        "issue 16",
+        "A text embedded in a batch gets the vector it gets alone (within float noise).",
+    ),
+)
+
+_RERANKER = (
+    Requirement(
+        "reranker:identity",
+        "issue 16; plugin-host practices §4",
+        "The class declares an id matching [a-z0-9_-]+, a non-empty label and model contract version 1, "
+        "and models() lists the model under test.",
+    ),
+    Requirement(
+        "reranker:scores",
+        "issue 16",
+        "score() gives one float per passage, in the passages' order, whatever that order is; none for "
+        "no passages.",
+    ),
+    Requirement(
+        "reranker:determinism",
+        "issue 16",
+        "A (query, passage) pair gets the same score alone or in a batch.",
+    ),
+)
+
 #: Every requirement by id, in the order the docs list them.
 _REGISTRAR_V2 = tuple(
     Requirement(
@@ -336,11 +387,12 @@ _REGISTRAR_V2 = tuple(
 )
 
 REQUIREMENTS: dict[str, Requirement] = {
-    r.id: r for r in (*_CONVERTER, *_INSTALLER, *_INSTALLER_V2, *_REGISTRAR, *_REGISTRAR_V2)
+    r.id: r
+    for r in (*_CONVERTER, *_INSTALLER, *_INSTALLER_V2, *_REGISTRAR, *_REGISTRAR_V2, *_EMBEDDER, *_RERANKER)
 }
 #: Roles whose ids this manifest governs (a test marked ``<role>:…`` must name a listed id).
 #: Other prefixes (``store:`` for StoreContract) are left to their own suites.
-ROLES: tuple[str, ...] = ("converter", "installer", "registrar")
+ROLES: tuple[str, ...] = ("converter", "installer", "registrar", "embedder", "reranker")
 
 
 def get(requirement_id: str) -> Requirement | None:
@@ -351,6 +403,8 @@ _ROLE_TITLES = {
     "converter": ("Converter", "ConverterContract"),
     "installer": ("Hook installer", "HookInstallerContract"),
     "registrar": ("Tool registrar", "ToolRegistrarContract"),
+    "embedder": ("Embedder", "EmbedderContract"),
+    "reranker": ("Reranker", "RerankerContract"),
 }
 
 

@@ -10,15 +10,24 @@ import pytest
 
 import funes_contracts
 from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
+from funes_contracts.models import EmbedderContract, RerankerContract
 from funes_contracts.requirements import REQUIREMENTS, ROLES, render_markdown
 from funes_core.host.api import CONTRACT_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
-CONTRACTS = (ConverterContract, HookInstallerContract, ToolRegistrarContract)
+CONTRACTS = (
+    ConverterContract,
+    HookInstallerContract,
+    ToolRegistrarContract,
+    EmbedderContract,
+    RerankerContract,
+)
 ROLE_OF = {
     ConverterContract: "converter",
     HookInstallerContract: "installer",
     ToolRegistrarContract: "registrar",
+    EmbedderContract: "embedder",
+    RerankerContract: "reranker",
 }
 
 

@@ -21,12 +21,15 @@ if TYPE_CHECKING:
     import typer
 
     from funes_core.host.api import Converter, HookInstaller, ToolRegistrar
+    from funes_core.models.base import Embedder, Reranker
 
 __all__ = [
     "PROJECT",
     "funes_register_commands",
     "funes_register_converters",
+    "funes_register_embedders",
     "funes_register_hook_installers",
+    "funes_register_rerankers",
     "funes_register_tool_registrars",
     "hookimpl",
     "hookspec",
@@ -144,5 +147,58 @@ def funes_register_commands(app: typer.Typer) -> None:
                 typer.echo("~/.echo/sessions")
 
             app.add_typer(echo_app, name="echo")
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def funes_register_embedders() -> Iterable[type[Embedder]]:
+    """Return the :class:`~funes_core.Embedder` classes this plugin provides.
+
+    An embedder class lists the models it can load (``models()``); users pick one with
+    ``funes index --rebuild --model NAME`` (or ``FUNES_MODEL``), and its name and dimension are
+    stamped into the memory. funes registers its own packaged MiniLM (id ``minilm``) and
+    fastembed's catalogue (id ``fastembed``) through this same hook.
+
+    :return: an iterable of embedder *classes*; each declares ``id``, ``label`` and
+        ``contract_version = 1``. A model name offered by two classes is refused, naming both.
+
+    .. versionadded:: 0.2 (model contract 1)
+
+    Example::
+
+        from funes_core import hookimpl
+
+        @hookimpl
+        def funes_register_embedders():
+            from funes_echo.models import EchoEmbedder
+
+            return [EchoEmbedder]
+    """
+    raise NotImplementedError
+
+
+@hookspec
+def funes_register_rerankers() -> Iterable[type[Reranker]]:
+    """Return the :class:`~funes_core.Reranker` classes this plugin provides.
+
+    A reranker scores (query, passage) pairs to reorder recall's best fused candidates. None runs
+    unless the user names a model with ``FUNES_RERANKER``; funes registers fastembed's
+    cross-encoder catalogue (id ``fastembed``) through this same hook.
+
+    :return: an iterable of reranker classes; each declares ``id``, ``label`` and
+        ``contract_version = 1``.
+
+    .. versionadded:: 0.2 (model contract 1)
+
+    Example::
+
+        from funes_core import hookimpl
+
+        @hookimpl
+        def funes_register_rerankers():
+            from funes_echo.models import EchoReranker
+
+            return [EchoReranker]
     """
     raise NotImplementedError

@@ -80,6 +80,11 @@ ROLES: tuple[_Role, ...] = (
 
 _REPORT_TAIL = "report this to the plugin author"
 
+#: The model registration hooks: role name -> hook (the bases live in funes_core.models.base).
+MODEL_HOOKS: dict[str, str] = {"embedder": "funes_register_embedders", "reranker": "funes_register_rerankers"}
+#: The name funes' own models plugin (the packaged MiniLM, fastembed's catalogue) is registered under.
+BUILTIN_MODELS = "funes-models"
+
 
 class PluginError(Exception):
     """A plugin that cannot be used; the message names the plugin and its distribution."""
@@ -351,6 +356,8 @@ class FunesPluginManager:
     def plugins(self) -> list[PluginInfo]:
         """Every plugin funes found, whatever its status, with the ids it registers."""
         self.integrations()  # fills ids, conflicts and late failures
+        for kind in MODEL_HOOKS:
+            self.model_classes(kind)
         return [self._infos[name] for name in sorted(self._infos)]
 
     def plugin_info(self, name: str) -> PluginInfo | None:
@@ -468,6 +475,48 @@ class FunesPluginManager:
         self._registry = registry
         return registry
 
+    def register_builtin_models(self) -> None:
+        """Register funes' own models plugin (idempotent): models go through the same manager as plugins."""
+        if BUILTIN_MODELS in self._infos:
+            return
+        from funes_core import __version__
+        from funes_core.models import builtin
+
+        self.register(builtin, BUILTIN_MODELS, dist="funes-memory", version=__version__)
+
+    def model_classes(self, kind: str) -> list[tuple[type[Any], PluginInfo]]:
+        """Validated embedder (``kind="embedder"``) or reranker classes, with the plugin of each.
+
+        A plugin whose hook raises or returns something that is not a valid class is skipped
+        with the usual line naming it; the others (the built-in default first) still serve. Two
+        classes with the same id are both refused, naming both distributions.
+        """
+        from funes_core.models.base import MODEL_CONTRACT_VERSION, Embedder, Reranker
+
+        base: type[Any] = Embedder if kind == "embedder" else Reranker
+        hook = MODEL_HOOKS[kind]
+        found: list[tuple[type[Any], PluginInfo]] = []
+        for info, returned in self._call_each(hook):
+            try:
+                classes = _validate_model_classes(hook, base, returned, MODEL_CONTRACT_VERSION)
+            except PluginError as exc:
+                self._skip(info, f"{exc} ({_REPORT_TAIL})")
+                continue
+            info.ids[kind] = sorted(c.id for c in classes)
+            found.extend((cls, info) for cls in classes)
+        claimants: dict[str, list[PluginInfo]] = {}
+        for cls, info in found:
+            claimants.setdefault(cls.id, []).append(info)
+        clashes = {ident for ident, infos in claimants.items() if len({i.name for i in infos}) > 1}
+        for ident in sorted(clashes):
+            origins = " and ".join(i.origin for i in claimants[ident])
+            for i in claimants[ident]:
+                if ident not in i.conflicts:
+                    i.conflicts.append(ident)
+            self._report(f"refused {kind} {ident!r}: it is claimed by {origins}; uninstall one of them")
+        builtin_first = sorted(found, key=lambda pair: pair[1].name != BUILTIN_MODELS)
+        return [(cls, info) for cls, info in builtin_first if cls.id not in clashes]
+
     def integration(self, ident: str) -> Integration | None:
         return self.integrations().get(ident)
 
@@ -509,6 +558,45 @@ class FunesPluginManager:
         return [(info, value) for value in returned]
 
 
+def _check_class(item: type[Any], version: int, contract: str) -> str:
+    """Check a registered class's id, label, contract version and completeness; returns its id."""
+    where = f"{item.__module__}.{item.__qualname__}"
+    ident = getattr(item, "id", None)
+    if not isinstance(ident, str) or not ID_PATTERN.fullmatch(ident):
+        raise PluginError(f"{where}.id must match [a-z0-9_-]+, got {ident!r}")
+    label = getattr(item, "label", None)
+    if not isinstance(label, str) or not label.strip():
+        raise PluginError(f"{where}.label must be a non-empty string")
+    declared = getattr(item, "contract_version", None)
+    if declared != version:
+        raise PluginError(
+            f"{where} was written for {contract} version {declared!r}, but this funes speaks "
+            f"{contract} version {version}; install a release of the plugin for {contract} "
+            f"{version} or update funes"
+        )
+    if inspect.isabstract(item):
+        missing = ", ".join(sorted(getattr(item, "__abstractmethods__", ())))
+        raise PluginError(f"{where} does not implement {missing}")
+    return ident
+
+
+def _validate_model_classes(hook: str, base: type[Any], returned: object, version: int) -> list[type[Any]]:
+    """The classes a model hook returned, checked like integration parts (see ``_check_class``)."""
+    if returned is None:
+        return []
+    if isinstance(returned, (str, bytes)) or not isinstance(returned, Iterable):
+        raise PluginError(f"{hook} must return an iterable of classes, got {type(returned).__name__}")
+    out: list[type[Any]] = []
+    for item in returned:
+        if not isinstance(item, type) or not issubclass(item, base):
+            raise PluginError(
+                f"{hook} returned {item!r}, which is not a subclass of funes_core.{base.__name__}"
+            )
+        _check_class(item, version, "model contract")
+        out.append(item)
+    return out
+
+
 def _command_names(app: typer.Typer) -> list[str]:
     """The top-level names an app answers to (commands and sub-apps), duplicates kept."""
     from typer.models import DefaultPlaceholder
@@ -542,5 +630,6 @@ def load_plugins(
 ) -> FunesPluginManager:
     """A manager with every installed plugin loaded (what the ``funes`` console script uses)."""
     manager = FunesPluginManager(environ=environ, stderr=stderr)
+    manager.register_builtin_models()
     manager.load_entrypoints()
     return manager

@@ -68,7 +68,7 @@ WRITE_BATCH_ROWS = 2000
 #: Files per store commit, so a spool of many tiny files is not one commit per file.
 WRITE_BATCH_FILES = 250
 #: Texts per embedding call (the model's batch); the budget is checked between calls.
-EMBED_BATCH = 16
+EMBED_BATCH = 64
 #: Vectors per store commit at least (~3 s of CPU embedding with the real model) ...
 VECTOR_COMMIT_ROWS = 64
 #: ... and a commit only once this much time has passed since the last one, so a fast embedder
@@ -101,6 +101,8 @@ class IndexOptions:
     budget: float | None = None
     include_thinking: bool = True
     rebuild: bool = False
+    #: ``--model NAME``: the embedding model (with ``rebuild``, the memory is re-embedded with it).
+    model: str | None = None
 
 
 @dataclass(slots=True)
@@ -710,9 +712,9 @@ def run_index(
     home = (home or Home.resolve()).ensure()
     say = warn or (lambda msg: print(msg, file=sys.stderr))
     if embedder is None:
-        from funes_core.models.embed import embedder_from_env
-
-        embedder = embedder_from_env(home)
+        # Before the lock and before anything is created: an unknown model, a memory built with
+        # another one, or missing weights is one line and an untouched memory.
+        embedder = index_embedder(home, options)
     with write_lock(home, wait=lock_wait, notify=lock_notify):
         report = _locked_run(options, home, embedder, progress=progress, say=say, clock=clock)
     if options.path is not None:
@@ -743,6 +745,9 @@ def _locked_run(
     rebuilt_from = rebuild_memory(home) if options.rebuild else None
     if rebuilt_from is not None:
         say(f"note: moved the old memory aside to {rebuilt_from} (delete it once the new one is good)")
+        if options.model is not None:
+            copied = copy_rows(rebuilt_from, home, embedder)
+            say(f"note: copied {copied} chunks to re-embed with {embedder.model}")
     state = State.load(home.state_path)
     if not (home.memory_dir / "chunks.lance").exists():
         state.files.clear()  # the memory was deleted: what the state says was stored is gone
@@ -788,6 +793,51 @@ def _locked_run(
     assert report is not None
     report.rebuilt_from = rebuilt_from
     return report
+
+
+def index_embedder(home: Home, options: IndexOptions) -> Embedder:
+    """The embedder this run uses (see :func:`funes_core.models.registry.choose_embedder`), checked.
+
+    Raises :class:`IndexRunError` with one line for an unknown model, a memory built with another
+    one (without ``--rebuild``), a dimension that changed, or weights that are not on this machine.
+    """
+    from funes_core.models.base import ModelError
+    from funes_core.models.registry import choose_embedder
+
+    stored = None
+    if not options.rebuild and (home.memory_dir / "chunks.lance").exists():
+        from funes_core.store import open_store
+
+        stored = open_store(home=home, read_consistency_interval=None).model_stamp()
+    try:
+        embedder = choose_embedder(home, stored, requested=options.model, label=str(home.memory_dir))
+        embedder.check()
+    except ModelError as exc:
+        raise IndexRunError(str(exc)) from None
+    return embedder
+
+
+#: Rows per write when a rebuild copies the old memory.
+_COPY_BATCH = 10_000
+
+
+def copy_rows(old_memory: Path, home: Home, embedder: Embedder) -> int:
+    """Copy every chunk of the memory moved aside into the new one, text only: re-embedding is owed.
+
+    Used by ``funes index --rebuild --model NAME``: the text is searchable by BM25 at once, and the
+    new model's vectors are computed by this run (within ``--budget``) and the ones after it.
+    """
+    from funes_core.store import open_store
+
+    old = open_store(old_memory, home=home, read_consistency_interval=None)
+    rows = [row.with_vector(None) for row in old.scan()]
+    if not rows:
+        return 0
+    new = open_store(home=home, create=True, read_consistency_interval=None)
+    new.stamp_model(embedder.stamp)
+    for start in range(0, len(rows), _COPY_BATCH):
+        new.add(rows[start : start + _COPY_BATCH])
+    return len(rows)
 
 
 def iter_spool_files(home: Home, spool_id: str | None = None) -> Iterator[Path]:

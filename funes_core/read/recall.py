@@ -55,6 +55,7 @@ from funes_core.read.common import (
 from funes_core.read.when import Window, query_window
 
 if TYPE_CHECKING:
+    from funes_core.models.base import Reranker
     from funes_core.store.base import Filters, Hit, Row, Store, Vector
     from funes_core.store.handle import Memory, MemorySet
 
@@ -209,6 +210,17 @@ class RecallHit:
 
 
 @dataclass(frozen=True, slots=True)
+class RerankCost:
+    """What reranking cost one recall (``--json`` shows it; ``bench/`` reports it)."""
+
+    model: str
+    pool: int
+    ms: float
+    #: False when the reranker did not answer in time (the fused order was kept).
+    applied: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class RecallResult:
     query: str
     params: RecallParams
@@ -217,6 +229,59 @@ class RecallResult:
     triggers: tuple[tuple[str, str], ...] = ()
     #: Characters cut off the end of an over-long query (:data:`MAX_QUERY_CHARS`); 0 if none.
     cut: int = 0
+    #: One-line notes shown after the hits (a reranker that timed out, ...).
+    notes: tuple[str, ...] = ()
+    rerank: RerankCost | None = None
+
+
+#: Candidates a reranker scores at least, and per hit asked for: a deep pool, not just the top k.
+RERANK_POOL_MIN = 40
+RERANK_POOL_PER_HIT = 4
+
+
+def rerank_pool_size(k: int) -> int:
+    return max(RERANK_POOL_MIN, RERANK_POOL_PER_HIT * k)
+
+
+def _rerank(
+    reranker: Reranker, query: str, fused: list[tuple[Row, float]], k: int, timeout: float
+) -> tuple[list[tuple[Row, float]], RerankCost, str | None]:
+    """Reorder the deep pool by the reranker's scores; on a timeout keep the fused order, with a note.
+
+    Scores become ``sigmoid(logit)`` so they read like the fused ones (0..1). The reranker runs in
+    a worker thread: one that hangs costs this recall ``timeout`` seconds, never the answer.
+    """
+    import threading
+    import time
+
+    pool = fused[: rerank_pool_size(k)]
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["scores"] = reranker.score(query, [row.text for row, _ in pool])
+        # Broad on purpose: a failing reranker must cost the ranking, never the recall.
+        except Exception as exc:
+            box["error"] = f"{type(exc).__name__}: {exc}"
+
+    start = time.perf_counter()
+    worker = threading.Thread(target=work, name="funes-rerank", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    ms = round(1000 * (time.perf_counter() - start), 1)
+    scores = box.get("scores")
+    if worker.is_alive() or scores is None or len(scores) != len(pool):
+        if worker.is_alive():
+            why = f"did not answer within {timeout:g} s"
+        else:
+            why = (
+                box.get("error") or f"returned {0 if scores is None else len(scores)} scores for {len(pool)}"
+            )
+        note = f"note: reranker {reranker.model} {why}; showing the fused order"
+        return fused, RerankCost(reranker.model, len(pool), ms, applied=False), note
+    rescored = [(row, 1.0 / (1.0 + math.exp(-float(s)))) for (row, _), s in zip(pool, scores, strict=True)]
+    rescored.sort(key=lambda pair: -pair[1])
+    return rescored, RerankCost(reranker.model, len(pool), ms), None
 
 
 def _parse_ts(ts: str) -> datetime | None:
@@ -398,8 +463,14 @@ def recall(
     *,
     embed_query: Callable[[str], Vector] | None,
     now: datetime | None = None,
+    reranker: Reranker | None = None,
+    rerank_timeout: float = 5.0,
 ) -> RecallResult:
-    """Run one recall. ``embed_query`` may be ``None`` for a BM25-only recall (no model needed)."""
+    """Run one recall. ``embed_query`` may be ``None`` for a BM25-only recall (no model needed).
+
+    With a ``reranker``, each leg fetches at least the rerank pool, and the pool's order comes from
+    the reranker (off by default; see :func:`_rerank`).
+    """
     query = " ".join(query.split())
     if not query:
         raise ValueError("the query is empty")
@@ -409,12 +480,18 @@ def recall(
     profile = PROFILES[params.profile]
     legs: list[tuple[float, Sequence[Hit]]] = []
     vector: Vector | None = None
+    depth = max(params.candidates, rerank_pool_size(params.k)) if reranker is not None else params.candidates
     if Leg.VECTOR in params.legs and embed_query is not None:
         vector = embed_query(query)
-        legs.append((profile.vector_weight, store.vector_search(vector, params.candidates, params.filters)))
+        legs.append((profile.vector_weight, store.vector_search(vector, depth, params.filters)))
     if Leg.TEXT in params.legs:
-        legs.append((profile.text_weight, store.text_search(query, params.candidates, params.filters)))
+        legs.append((profile.text_weight, store.text_search(query, depth, params.filters)))
     fused = fuse_relative(legs) if params.fusion == "relative" else fuse(legs)
+    cost: RerankCost | None = None
+    notes: tuple[str, ...] = ()
+    if reranker is not None and fused:
+        fused, cost, note = _rerank(reranker, query, fused, params.k, rerank_timeout)
+        notes = (note,) if note else ()
     moment = now or datetime.now(UTC)
     window = query_window(query, moment) if params.dates else None
     if window is not None:
@@ -427,7 +504,7 @@ def recall(
     top = weighed[: params.k]
     neighbours = _neighbors(store, top, params.neighbors)
     hits = tuple(RecallHit(row, score, neighbours.get(row.id, ())) for row, score in top)
-    return RecallResult(query=query, params=params, hits=hits, cut=cut)
+    return RecallResult(query=query, params=params, hits=hits, cut=cut, notes=notes, rerank=cost)
 
 
 def _cut(query: str) -> tuple[str, int]:
@@ -659,6 +736,7 @@ def render_recall(
         )
     if any(hit.row.taint == "external" for hit in shown):
         out += EXTERNAL_NOTE + "\n"
+    out += "".join(note + "\n" for note in result.notes)
     return out
 
 
@@ -774,6 +852,17 @@ def recall_json(
             for h in hits
         ],
         "left_out": left_out,
+        "notes": list(result.notes),
+        "rerank": (
+            {
+                "model": result.rerank.model,
+                "pool": result.rerank.pool,
+                "ms": result.rerank.ms,
+                "applied": result.rerank.applied,
+            }
+            if result.rerank
+            else None
+        ),
     }
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
@@ -811,17 +900,33 @@ def run(
         raise VerbError("the query is empty: say what to look for")
     notes: list[str] = []
     embed = memory.embed_query if Leg.VECTOR in args.legs else None
+    unavailable: str | None = None
     try:
         if isinstance(memory, MemorySet):
             members = memory.open(notes)
             store = members[0][1]
             result = recall_many(members, args.query, params, embed_query=embed, now=now)
         else:
+            from funes_core.models.registry import rerank_timeout
+
             store = memory.store()
-            result = recall(store, args.query, params, embed_query=embed, now=now)
+            reranker, unavailable = memory.reranker()
+            result = recall(
+                store,
+                args.query,
+                params,
+                embed_query=embed,
+                now=now,
+                reranker=reranker,
+                rerank_timeout=rerank_timeout(),
+            )
     except ValueError as exc:  # a query with nothing to search: a message, never a traceback
         raise VerbError(f"{exc}: say what to look for") from None
-    result = RecallResult(result.query, result.params, result.hits, fired(store, args.query), result.cut)
+    result = replace(
+        result,
+        triggers=fired(store, args.query),
+        notes=result.notes + ((unavailable,) if unavailable else ()),
+    )
     head = "".join(f"note: {n}\n" for n in notes)
     if budget is None:
         if as_json:

@@ -17,6 +17,7 @@ from funes_core.store import NoIndexError, open_store, resolve_memory
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
+    from funes_core.models.base import Reranker
     from funes_core.models.embed import Embedder
     from funes_core.store.base import Store, Vector
 
@@ -66,6 +67,7 @@ class Memory:
         self._store: Store | None = None
         self._embedder: Embedder | None = None
         self._synced = 0.0
+        self._rerankers: dict[str, tuple[Reranker | None, str | None]] = {}
 
     @classmethod
     def resolve(cls, spec: str | None = None, *, home: Home | None = None) -> Memory:
@@ -90,26 +92,67 @@ class Memory:
         memory._store = store
         memory._embedder = embedder
         memory._synced = 0.0
+        memory._rerankers = {}
         return memory
 
     def embedder(self) -> Embedder:
+        """The embedder of the model this memory is stamped with (or the one asked for with FUNES_MODEL)."""
         if self._embedder is None:
-            from funes_core.models.embed import embedder_from_env
-
-            self._embedder = embedder_from_env(self.home)
+            self.store()
+        assert self._embedder is not None
         return self._embedder
 
     def store(self) -> Store:
-        """The store, opened read-only on first use; refuses a memory built with another model."""
+        """The store, opened read-only on first use, with the embedder of its model.
+
+        A memory is read with the model it was built with (its stamp names it); one that
+        disagrees with ``FUNES_MODEL``, or whose model no installed embedder provides, is refused
+        with one line.
+        """
         if self._store is not None and self.remote is not None and not self.remote.is_folder:
             self._refresh()
         if self._store is None:
+            from funes_core.models.base import ModelError
+            from funes_core.models.registry import choose_embedder
+            from funes_core.store import check_model
+
             try:
-                self._store = open_store(self.spec, home=self.home, expect=self.embedder().stamp)
+                store = open_store(self.spec, home=self.home)
             except NoIndexError as exc:
                 raise MemoryUnavailableError(str(exc), label=self.label, failure=_failure(exc)) from None
+            if self._embedder is None:
+                try:
+                    self._embedder = choose_embedder(self.home, store.model_stamp(), label=self.label)
+                except ModelError as exc:
+                    raise MemoryUnavailableError(str(exc), label=self.label) from None
+            else:
+                check_model(store, self._embedder.stamp)
+            self._store = store
             self._synced = time.monotonic()
         return self._store
+
+    def reranker(self) -> tuple[Reranker | None, str | None]:
+        """The configured reranker (``FUNES_RERANKER``; none by default), or why it cannot run.
+
+        A reranker that is unknown or whose weights are missing does not stop a recall: it comes
+        back as ``(None, note)`` and the recall shows the fused order with that note.
+        """
+        from funes_core.models.registry import configured_reranker
+
+        name = configured_reranker()
+        if name is None:
+            return None, None
+        if name not in self._rerankers:
+            from funes_core.models.base import ModelError
+            from funes_core.models.registry import resolve_reranker
+
+            try:
+                reranker = resolve_reranker(name, home=self.home)
+                reranker.check()
+                self._rerankers[name] = (reranker, None)
+            except ModelError as exc:
+                self._rerankers[name] = (None, f"note: reranker off: {exc}")
+        return self._rerankers[name]
 
     def _refresh(self) -> None:
         """A long-lived reader (the MCP server) re-lists its remote at most every refresh period."""

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from funes_core import __version__
-from funes_core.faces.cli import index, integrations, mcp, notes, plugins, read, share, status
+from funes_core.faces.cli import index, integrations, mcp, models, notes, plugins, read, share, status
 from funes_core.host.manager import FunesPluginManager, load_plugins
 
 __all__ = ["main", "make_app"]
@@ -69,9 +69,13 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
     share.register(app)
     mcp.register(app)
     plugins.register(app, pm)
+    models.register(app, pm)
     integrations.register(app, pm)
 
     pm.register_commands(app)
+    from funes_core.models.registry import use_manager
+
+    use_manager(pm)
     return app
 
 

@@ -38,7 +38,11 @@ it in this run or a later one).
 
 --budget stops cleanly after the batch that crosses the time limit and says what is left.
 --rebuild moves the current memory aside to $FUNES_HOME/memory.old-<time> (nothing is deleted)
-and indexes PATH, or the spools, into a fresh one; use it after changing the embedding model.
+and indexes PATH, or the spools, into a fresh one. --rebuild --model NAME changes the memory's
+embedding model: every chunk of the old memory is copied (searchable by keyword at once) and
+re-embedded with NAME, within --budget and then by later runs. The model is stamped in the
+memory; a later --model (or FUNES_MODEL) that names another one is refused. `funes models`
+lists the models; a catalogue model needs its weights on this machine (`funes models pull`).
 
 Exit status: 0 done; 1 a file was rejected or the run could not start; 75 another funes index
 holds the store lock (retry later); 130 interrupted (what was committed is kept).
@@ -152,6 +156,7 @@ def _run(
     budget: float | None,
     no_thinking: bool,
     rebuild: bool,
+    model: str | None = None,
 ) -> IndexReport:
     from funes_core.home import stderr_is_interactive
     from funes_core.ingest.engine import IndexOptions, run_index
@@ -172,6 +177,7 @@ def _run(
         budget=budget,
         include_thinking=not no_thinking,
         rebuild=rebuild,
+        model=model,
     )
     try:
         return run_index(
@@ -209,6 +215,13 @@ def register(app: typer.Typer) -> None:
         rebuild: Annotated[
             bool, typer.Option("--rebuild", help="Move the memory aside and build a fresh one.")
         ] = False,
+        model: Annotated[
+            str | None,
+            typer.Option(
+                "--model",
+                help="Embedding model (see `funes models`); with --rebuild, re-embed the memory with it.",
+            ),
+        ] = None,
     ) -> None:
         if check:
             if path is None:
@@ -225,7 +238,13 @@ def register(app: typer.Typer) -> None:
 
         try:
             report = _run(
-                path, harness=harness, limit=limit, budget=budget, no_thinking=no_thinking, rebuild=rebuild
+                path,
+                harness=harness,
+                limit=limit,
+                budget=budget,
+                no_thinking=no_thinking,
+                rebuild=rebuild,
+                model=model,
             )
         except LockBusyError as exc:
             typer.echo(f"funes: {exc}", err=True)
