@@ -217,7 +217,9 @@ def release_memory() -> None:
 
 @functools.cache
 def _libc() -> Any:
-    if not sys.platform.startswith("linux"):
+    """glibc, for :func:`lean_malloc` and :func:`release_memory`; ``FUNES_LEAN_MALLOC=0`` turns both off
+    (the benchmark compares with and without)."""
+    if not sys.platform.startswith("linux") or os.environ.get("FUNES_LEAN_MALLOC", "1") == "0":
         return None
     import ctypes
     import ctypes.util

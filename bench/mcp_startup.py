@@ -1,0 +1,179 @@
+"""MCP start-up and memory: spawn → initialize + tools/list answered, and RSS after 100 recalls.
+
+Side by side in one run (ratios are what to compare on a shared machine; the 1-minute load average
+is printed with every figure):
+
+- handshake: ``funes mcp`` (the stdlib front) and ``FUNES_MCP_FRONT=0 funes mcp`` (the SDK server
+  alone), each spawned ``--runs`` times; the time from spawn until the reply to ``initialize`` and to
+  ``tools/list`` (sent right after ``notifications/initialized``) is read off the pipe;
+- memory: for each memory given with ``--memory`` (e.g. the 10k and 100k corpora ``bench/speed.py``
+  builds under ``bench/.cache/speed/``), the server's VmRSS / RssAnon / threads after the handshake,
+  after the first recall and after 101 recalls over raw JSON-RPC, with the default settings and with
+  ``FUNES_LEAN_MALLOC=0`` (glibc arena limit, mmap threshold and per-call trim off).
+
+Usage::
+
+    uv run python bench/mcp_startup.py --runs 15
+    uv run python bench/mcp_startup.py --memory bench/.cache/speed/corpus-10000-v2 \\
+        bench/.cache/speed/corpus-100000-v2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+FUNES = str(Path(sys.executable).parent / "funes")
+QUERIES = [
+    "What did Caroline research for her painting?",
+    "When did Melanie go camping with her kids?",
+    "why did we choose Postgres over SQLite",
+    "the flaky flush test on the ARM runner",
+    "sensor readings for tidepool",
+]
+
+
+def handshake(env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from spawn to the initialize reply and to the tools/list reply."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [FUNES, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    }
+    for frame in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ):
+        proc.stdin.write(json.dumps(frame).encode() + b"\n")
+    proc.stdin.flush()
+    seen: dict[int, float] = {}
+    while len(seen) < 2:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the server closed its output")
+        message = json.loads(line)
+        if message.get("id") in (1, 2):
+            seen[message["id"]] = time.perf_counter() - start
+    proc.stdin.close()
+    proc.wait(60)
+    proc.stdout.close()
+    return seen[1], seen[2]
+
+
+def _status(pid: int) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
+            out[key] = int(value.split()[0]) // 1024
+        elif key == "Threads":
+            out[key] = int(value)
+    return out
+
+
+def memory_run(env: dict[str, str], recalls: int) -> dict[str, Any]:
+    proc = subprocess.Popen(
+        [FUNES, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    ident = 0
+
+    def call(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        nonlocal ident
+        ident += 1
+        frame: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": method}
+        if params is not None:
+            frame["params"] = params
+        proc.stdin.write(json.dumps(frame).encode() + b"\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+        while True:
+            message: dict[str, Any] = json.loads(proc.stdout.readline())  # type: ignore[union-attr]
+            if message.get("id") == ident:
+                return message
+
+    call(
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}},
+    )
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    call("tools/list")
+    out: dict[str, Any] = {"after_handshake": _status(proc.pid)}
+    start = time.perf_counter()
+    first = call("tools/call", {"name": "recall", "arguments": {"query": QUERIES[0]}})
+    assert not first["result"].get("isError"), first
+    out["first_recall_s"] = round(time.perf_counter() - start, 2)
+    out["after_first_recall"] = _status(proc.pid)
+    for i in range(recalls):
+        call("tools/call", {"name": "recall", "arguments": {"query": QUERIES[i % len(QUERIES)]}})
+    out[f"after_{recalls + 1}_recalls"] = _status(proc.pid)
+    proc.stdin.close()
+    proc.wait(60)
+    proc.stdout.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=11, help="spawns per handshake variant")
+    parser.add_argument("--memory", nargs="*", default=[], help="FUNES_HOME folders to measure RSS on")
+    parser.add_argument("--recalls", type=int, default=100)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("FUNES_")}
+    results: dict[str, Any] = {"load_before": os.getloadavg()[0]}
+    variants = {"front": {}, "sdk only (FUNES_MCP_FRONT=0)": {"FUNES_MCP_FRONT": "0"}}
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
+    handshake(base)  # warm the page cache
+    for _ in range(args.runs):
+        for name, extra in variants.items():  # interleaved: load drift hits both alike
+            samples[name].append(handshake({**base, **extra}))
+    for name, pairs in samples.items():
+        init = statistics.median(p[0] for p in pairs)
+        listed = statistics.median(p[1] for p in pairs)
+        results[name] = {
+            "initialize_ms": round(1000 * init),
+            "tools_list_ms": round(1000 * listed),
+            "runs": len(pairs),
+        }
+        print(
+            f"{name:32} initialize {1000 * init:6.0f} ms  tools/list {1000 * listed:6.0f} ms "
+            f"(median of {len(pairs)})"
+        )
+    ratio = results["sdk only (FUNES_MCP_FRONT=0)"]["tools_list_ms"] / max(
+        results["front"]["tools_list_ms"], 1
+    )
+    print(f"sdk only / front: {ratio:.1f}x   load {results['load_before']:.2f} -> {os.getloadavg()[0]:.2f}")
+    for home in args.memory:
+        for name, extra in (
+            ("lean malloc (default)", {}),
+            ("FUNES_LEAN_MALLOC=0", {"FUNES_LEAN_MALLOC": "0"}),
+        ):
+            run = memory_run({**base, "FUNES_HOME": home, **extra}, args.recalls)
+            results[f"rss {home} {name}"] = run
+            last = run[f"after_{args.recalls + 1}_recalls"]
+            print(
+                f"{Path(home).name} {name:24} RSS after handshake {run['after_handshake']['VmRSS']} MB, "
+                f"after 1st recall {run['after_first_recall']['VmRSS']} MB, after {args.recalls + 1}: "
+                f"{last['VmRSS']} MB (anon {last['RssAnon']}, file {last['RssFile']}, "
+                f"threads {last['Threads']}); "
+                f"load {os.getloadavg()[0]:.2f}"
+            )
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
