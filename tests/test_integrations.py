@@ -399,7 +399,11 @@ def test_check_runs_the_contract_suite_on_the_installed_plugin(pm: FunesPluginMa
     verdicts = {line.split()[1]: line.split()[0] for line in lines[1:-1]}
     from funes_contracts.requirements import REQUIREMENTS
 
-    assert set(verdicts) == set(REQUIREMENTS), "one line per requirement"
+    # echo converts, installs hooks and registers MCP; it provides no embedder or reranker, so the
+    # model roles' requirements are not its to meet and check does not list them.
+    its_roles = {"converter", "installer", "registrar"}
+    expected = {rid for rid, req in REQUIREMENTS.items() if req.role in its_roles}
+    assert set(verdicts) == expected, "one line per requirement of each role it plays"
     assert set(verdicts.values()) == {"PASS"}, "no skip at all: every requirement is checked"
     assert verdicts["converter:golden"] == "PASS" and verdicts["installer:remove-restores"] == "PASS"
     assert re.fullmatch(r"\d+ passed, 0 failed, 0 skipped, 0 provisional warnings", lines[-1]), lines[-1]

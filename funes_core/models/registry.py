@@ -205,7 +205,16 @@ def choose_embedder(
     from funes_core.models.embed import EMBEDDER_ENV, HashEmbedder, default_embedder
 
     if os.environ.get(EMBEDDER_ENV, "").strip().lower() == "hash":
-        return HashEmbedder()
+        # The test switch still honours a memory's stamp: a memory built with another model is
+        # refused exactly as it would be with that model's embedder missing.
+        hashed = HashEmbedder()
+        if stored is not None and stored != hashed.stamp:
+            raise ModelError(
+                mismatch_message(
+                    label or str(home.memory_dir), stored, hashed.stamp, source=f"{EMBEDDER_ENV}=hash"
+                )
+            )
+        return hashed
     # Ask every plugin for its embedders now, even when the default will do: a broken one is
     # then named once (``funes: skipped plugin …``) instead of failing silently later.
     providers("embedder", pm)
