@@ -11,6 +11,13 @@ from funes_core.home import Home
 from funes_core.models.embed import Embedder, HashEmbedder
 
 
+@pytest.fixture(autouse=True)
+def _no_stats_in_real_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Usage figures stay off unless a test turns them on: a test without its own FUNES_HOME
+    must not write ``~/.funes/stats`` (tests of telemetry set ``FUNES_STATS`` themselves)."""
+    monkeypatch.setenv("FUNES_STATS", "off")
+
+
 @pytest.fixture
 def funes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Home]:
     """An isolated, empty ``$FUNES_HOME`` (set in the environment for subprocesses too)."""

@@ -179,7 +179,11 @@ def tool_for(verb: Verb[Any], memories: _Memories) -> Callable[..., str]:
         for wire, name in renames.items():
             if wire in kwargs:
                 kwargs[name] = kwargs.pop(wire)
-        return _call(lambda: verb.run(memories.get(spec, verb.name), verb.args(**kwargs)))
+        from funes_core.telemetry import measure
+
+        root = memories.home.root if memories.home is not None else None
+        with measure(verb.name, face="mcp", root=root):
+            return _call(lambda: verb.run(memories.get(spec, verb.name), verb.args(**kwargs)))
 
     params = [_tool_parameter(f) for f in fields]
     params.append(

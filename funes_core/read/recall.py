@@ -88,6 +88,7 @@ __all__ = [
     "recall_json",
     "render_recall",
     "run",
+    "search",
 ]
 
 DEFAULT_K = 8
@@ -867,14 +868,16 @@ def recall_json(
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
-def run(
-    memory: Memory | MemorySet, args: RecallArgs, *, as_json: bool = False, now: datetime | None = None
-) -> str:
-    """``funes recall`` / the MCP ``recall`` tool: search, trigger lines first, packed if asked."""
+def search(
+    memory: Memory | MemorySet, args: RecallArgs, *, now: datetime | None = None
+) -> tuple[RecallResult, list[str]]:
+    """The recall ``args`` ask for, with the live triggers the query names (what :func:`run` renders).
+
+    Also returns the notes about memories of a set that could not be read (printed before the hits).
+    """
     from funes_core.read.triggers import fired
     from funes_core.store.handle import MemorySet
 
-    budget = args.token_budget()
     filters = make_filters(
         harness=args.harness,
         role=args.role,
@@ -927,12 +930,29 @@ def run(
         triggers=fired(store, args.query),
         notes=result.notes + ((unavailable,) if unavailable else ()),
     )
+    return result, notes
+
+
+def run(
+    memory: Memory | MemorySet, args: RecallArgs, *, as_json: bool = False, now: datetime | None = None
+) -> str:
+    """``funes recall`` / the MCP ``recall`` tool: search, trigger lines first, packed if asked.
+
+    The figures of the run (hits shown, triggers fired, tokens against the budget) go to
+    :func:`funes_core.telemetry.add`, which keeps them only inside a face's measurement.
+    """
+    from funes_core import telemetry
+
+    budget = args.token_budget()
+    result, notes = search(memory, args, now=now)
+    telemetry.add(query=result.query, hits=len(result.hits), triggers=len(result.triggers))
     head = "".join(f"note: {n}\n" for n in notes)
     if budget is None:
         if as_json:
             return _with_notes(recall_json(result, memory.label), notes)
         return head + render_recall(result, memory.label)
     packed = pack_to_budget(result, memory.label, budget, memory.count_tokens)
+    telemetry.add(hits=len(packed.shown), budget=budget, tokens=packed.tokens)
     if as_json:
         return _with_notes(
             recall_json(result, memory.label, packed.shown, packed.left_out, budget=budget), notes

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from funes_core import __version__
-from funes_core.faces.cli import index, integrations, mcp, models, notes, plugins, read, share, status
+from funes_core.faces.cli import index, integrations, mcp, models, notes, plugins, read, share, stats, status
 from funes_core.host.manager import FunesPluginManager, load_plugins
 
 __all__ = ["main", "make_app"]
@@ -67,6 +67,7 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
     read.register(app)
     notes.register(app)
     share.register(app)
+    stats.register(app)
     mcp.register(app)
     plugins.register(app, pm)
     models.register(app, pm)

@@ -231,21 +231,30 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(1)
             raise typer.Exit(_check(path))
 
+        from funes_core import telemetry
         from funes_core.home import HomeError, LockBusyError
         from funes_core.ingest.engine import IndexRunError
         from funes_core.models.embed import ModelFileError
         from funes_core.store.base import ModelMismatchError
 
         try:
-            report = _run(
-                path,
-                harness=harness,
-                limit=limit,
-                budget=budget,
-                no_thinking=no_thinking,
-                rebuild=rebuild,
-                model=model,
-            )
+            with telemetry.measure("index", face="cli", unrecorded=(LockBusyError, KeyboardInterrupt)):
+                report = _run(
+                    path,
+                    harness=harness,
+                    limit=limit,
+                    budget=budget,
+                    no_thinking=no_thinking,
+                    rebuild=rebuild,
+                    model=model,
+                )
+                telemetry.add(
+                    files=report.files,
+                    turns=report.turns,
+                    chunks=report.chunks,
+                    embedded=report.embedded,
+                    rejected=len(report.rejected),
+                )
         except LockBusyError as exc:
             typer.echo(f"funes: {exc}", err=True)
             raise typer.Exit(EXIT_LOCKED) from None

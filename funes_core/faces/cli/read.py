@@ -87,13 +87,16 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
             kwargs[name] = " ".join(kwargs[name])
 
         def produce() -> str:
+            from funes_core.telemetry import measure
+
             args = verb.args(**kwargs)
             memory = resolve_memories(spec)
             if isinstance(memory, MemorySet) and verb.name not in MULTI_MEMORY_VERBS:
                 raise MemoryUnavailableError(
                     f"{verb.name} reads one memory; name one (the → get line of a recall hit names it)"
                 )
-            return verb.run(memory, args, as_json=as_json)
+            with measure(verb.name, face="cli"):
+                return verb.run(memory, args, as_json=as_json)
 
         _run(produce)
 
