@@ -24,7 +24,7 @@ import re
 import shlex
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -529,6 +529,31 @@ class ToolRegistrar(_Wiring):
     #: agent CLI writes its own files (backups, caches) that no byte-for-byte check can predict,
     #: so the CLI path is the plugin's end-to-end test's job.
     agent_cli: ClassVar[str | None] = None
+    #: The agent's program that ``funes ask --agent ID`` runs (looked up on PATH), or ``None``
+    #: when the agent cannot be borrowed for an answer. Setting it promises :meth:`ask_argv`.
+    ask_cli: ClassVar[str | None] = None
+
+    def ask_argv(self, program: str, ctx: InstallContext) -> list[str]:
+        """The command line that answers the prompt it reads on stdin, once, and exits.
+
+        ``program`` is :attr:`ask_cli` as found on PATH. ``funes ask`` hands the agent recalled
+        passages to answer from, so the run must stay outside funes' loop: no MCP server (the
+        agent must not recurse into funes), no hooks and nothing persisted (the prompt, which
+        quotes the memory, must not come back as a new session), and no tools where the agent
+        allows it (the answer comes from the passages). It runs in an empty temporary folder,
+        so project instructions and project MCP files are not in play. The prompt travels on
+        stdin rather than argv: argv is visible to every user of the machine and has a size cap.
+        """
+        raise NotImplementedError(f"{type(self).__name__} sets ask_cli but does not implement ask_argv")
+
+    def ask_answer(self, lines: Iterable[str]) -> Iterator[str]:
+        """The answer's text in the program's stdout ``lines``, piece by piece as they arrive.
+
+        ``funes ask`` prints each piece at once, so a structured stream (JSON events) should be
+        turned into text as it comes, not after the end. The default passes plain text through.
+        Raise :class:`IntegrationError` for a failure the program reports in its output.
+        """
+        yield from lines
 
     @abstractmethod
     def register(self, ctx: InstallContext) -> Outcome:

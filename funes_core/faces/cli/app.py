@@ -13,7 +13,19 @@ from typing import Annotated
 import typer
 
 from funes_core import __version__
-from funes_core.faces.cli import index, integrations, mcp, models, notes, plugins, read, share, stats, status
+from funes_core.faces.cli import (
+    ask,
+    index,
+    integrations,
+    mcp,
+    models,
+    notes,
+    plugins,
+    read,
+    share,
+    stats,
+    status,
+)
 from funes_core.host.manager import FunesPluginManager, load_plugins
 
 __all__ = ["main", "make_app"]
@@ -65,6 +77,7 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
     index.register(app)
     status.register(app)
     read.register(app)
+    ask.register(app, pm)
     notes.register(app)
     share.register(app)
     stats.register(app)

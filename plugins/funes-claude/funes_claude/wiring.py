@@ -29,6 +29,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import subprocess
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from funes_claude.agent import CLAUDE
@@ -163,6 +164,18 @@ class ClaudeToolRegistrar(ManagedWiring, ToolRegistrar, agent=CLAUDE):
     """Registers ``funes mcp [MEMORY]`` as Claude Code's user-scope MCP server ``funes``."""
 
     agent_cli = "claude"
+    ask_cli = "claude"
+
+    def ask_argv(self, program: str, ctx: InstallContext) -> list[str]:
+        """``claude -p`` with no MCP server, tool, hook or saved session (:mod:`funes_claude.ask`)."""
+        from funes_claude.ask import ask_argv
+
+        return ask_argv(program)
+
+    def ask_answer(self, lines: Iterable[str]) -> Iterator[str]:
+        from funes_claude.ask import ask_answer
+
+        return ask_answer(lines)
 
     @staticmethod
     def claude_cli(ctx: InstallContext) -> str | None:

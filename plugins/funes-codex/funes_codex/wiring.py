@@ -31,6 +31,7 @@ registration) is never touched.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from funes_codex.agent import CODEX
@@ -113,6 +114,19 @@ def _is_funes_server(value: Any) -> bool:
 
 class CodexToolRegistrar(ManagedWiring, ToolRegistrar, agent=CODEX):
     """Adds ``[mcp_servers.funes]`` (``funes mcp [MEMORY]``) to ``$CODEX_HOME/config.toml``."""
+
+    ask_cli = "codex"
+
+    def ask_argv(self, program: str, ctx: InstallContext) -> list[str]:
+        """``codex exec`` with every configured MCP server, hooks and tools off (:mod:`funes_codex.ask`)."""
+        from funes_codex.ask import ask_argv
+
+        return ask_argv(program, self.where("config", ctx))
+
+    def ask_answer(self, lines: Iterable[str]) -> Iterator[str]:
+        from funes_codex.ask import ask_answer
+
+        return ask_answer(lines)
 
     @staticmethod
     def value(ctx: InstallContext) -> dict[str, Any]:
