@@ -149,6 +149,8 @@ def test_stats_summarises_recalls_by_face_latency_budget_triggers_and_index(stat
     lines.append(json.dumps({"v": 1, "at": 1_780_000_200, "kind": "get", "face": "mcp", "ms": 3, "ok": True}))
     index = {"kind": "index", "face": "cli", "ok": True, "files": 3, "chunks": 30, "embedded": 20}
     lines.append(json.dumps({"v": 1, "at": 1_780_000_300, "ms": 2000, **index}))
+    idle = {"kind": "index", "face": "cli", "ok": True, "files": 0, "chunks": 0, "embedded": 0}
+    lines.append(json.dumps({"v": 1, "at": 1_780_000_400, "ms": 900, **idle}))
     (stats_on / "events.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
     code, out, err = cli(["stats"])
@@ -159,6 +161,7 @@ def test_stats_summarises_recalls_by_face_latency_budget_triggers_and_index(stat
     assert "budget used: 1900 of 2300 tokens (83%) over 2 budgeted recalls" in out
     assert "triggers fired: 3 (in 2 recalls)" in out
     assert "get: 1 (mcp 1)" in out
+    assert "index runs: 2 (1 found something new)" in out
     assert "3 files, 30 chunks stored, 20 embedded in 2.0 s (15.0 chunks/s; embeddings 10.0/s)" in out
 
     code, out, _ = cli(["stats", "--json"])
