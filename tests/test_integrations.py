@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import shutil
 import stat
@@ -494,3 +495,127 @@ def test_a_rerun_after_the_spool_drained_converts_nothing_unless_the_memory_is_g
     runner, ui = FakeRunner(), FakeUI()
     assert install(orchestrator(pm, runner, ui), "echo") == 0
     assert len(list(spool.iterdir())) == 2 and len(runner.calls) == 1
+
+
+# -- registered paths (--path) --------------------------------------------------------------------
+
+
+def _echo_session(folder: Path, name: str, session_id: str, text: str) -> Path:
+    """One echo transcript (the funes-echo native format) holding ``text``."""
+    source = FIXTURES / "cases" / "basic" / "2026-03-02-parser.jsonl"
+    lines = source.read_text(encoding="utf-8").replace("parser", text).replace("2026-03-02", "2026-03-09")
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(lines.replace('"session": "', f'"session": "{session_id}-'), encoding="utf-8")
+    return path
+
+
+def test_a_registered_path_is_seeded_recorded_and_refreshed_by_index(
+    pm: FunesPluginManager, world: World, tmp_path: Path
+) -> None:
+    backup = tmp_path / "old-laptop"
+    _echo_session(backup, "a.jsonl", "backup", "tokenizer")
+    code, out, err = cli(pm, ["integrations", "install", "echo", "--no-index", "--path", str(backup)])
+    assert code == 0, err
+    assert "echo: converted 3 sessions into" in out, "two discovered in HOME, one under --path"
+    record = json.loads((world.funes_home / "integrations" / "echo.json").read_text())
+    assert record["paths"] == [str(backup)]
+    assert any(key.startswith(f"{backup / 'a.jsonl'}::") for key in record["seeded"])
+
+    spool = world.funes_home / "spool" / "echo"
+    for item in spool.iterdir():
+        item.unlink()  # as if indexed and drained
+    from funes_core.host.integrations.seed import refresh_registered
+
+    def refresh() -> FakeUI:
+        ui = FakeUI()
+        refresh_registered(orchestrator(pm, FakeRunner(), ui))
+        return ui
+
+    assert refresh().err == [], "nothing changed: nothing is read or written"
+    assert list(spool.iterdir()) == []
+    _echo_session(backup, "b.jsonl", "later", "lexer")
+    assert refresh().err == ["funes: echo: 1 changed sessions converted into the spool"]
+    assert len(list(spool.iterdir())) == 1
+    assert refresh().err == []
+
+
+def test_index_refreshes_registered_paths_first(
+    pm: FunesPluginManager, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backup = tmp_path / "old-laptop"
+    _echo_session(backup, "a.jsonl", "backup", "tokenizer")
+    assert (
+        cli(pm, ["integrations", "install", "echo", "--no-index", "--no-seed", "--path", str(backup)])[0] == 0
+    )
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    code, out, err = cli(pm, ["index", "--harness", "echo"])
+    assert code == 0, err
+    assert "echo: 1 changed sessions converted into the spool" in err
+    assert out.startswith("indexed 1 file:")
+
+
+def test_bad_paths_are_refused_with_one_line(pm: FunesPluginManager, world: World, tmp_path: Path) -> None:
+    (tmp_path / "a" / "notes").mkdir(parents=True)
+    (tmp_path / "b" / "notes").mkdir(parents=True)
+    cases = [
+        (
+            ["--path", str(tmp_path / "missing")],
+            f"funes: --path {tmp_path / 'missing'}: no such folder or file\n",
+        ),
+    ]
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    cases.append((["--path", str(fifo)], f"funes: --path {fifo}: not a folder or a regular file\n"))
+    for args, message in cases:
+        code, _, err = cli(pm, ["integrations", "install", "echo", "--no-index", *args])
+        assert (code, err) == (1, message)
+    assert not (world.funes_home / "integrations" / "echo.json").exists(), "nothing was registered"
+    code, _, err = cli(
+        pm, ["integrations", "install", "echo", "--no-index", "--path", str(tmp_path / "a" / "notes")]
+    )
+    assert code == 0, err
+    code, _, err = cli(
+        pm, ["integrations", "install", "echo", "--no-index", "--path", str(tmp_path / "b" / "notes")]
+    )
+    assert code == 1
+    assert err == (
+        f"funes: --path {tmp_path / 'b' / 'notes'}: echo already reads {tmp_path / 'a' / 'notes'}, which "
+        "has the same name; register their common parent folder instead, or rename one\n"
+    )
+
+
+def test_an_unreadable_path_is_refused(
+    pm: FunesPluginManager, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path: object) -> object:
+        if Path(str(path)) == locked:
+            raise PermissionError(13, "Permission denied")
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code, _, err = cli(pm, ["integrations", "install", "echo", "--no-index", "--path", str(locked)])
+    assert (code, err) == (1, f"funes: --path {locked}: not readable (permission denied)\n")
+
+
+def test_remove_one_path_keeps_the_others_and_the_wiring(
+    pm: FunesPluginManager, world: World, tmp_path: Path
+) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    _echo_session(one, "a.jsonl", "one", "tokenizer")
+    _echo_session(two, "b.jsonl", "two", "lexer")
+    args = ["integrations", "install", "echo", "--no-index", "--path", str(one), "--path", str(two)]
+    assert cli(pm, args)[0] == 0
+    code, out, err = cli(pm, ["integrations", "remove", "echo", "--path", str(one)])
+    assert code == 0, err
+    assert out == f"echo: no longer reads {one}; what it stored stays in the memory\n"
+    record = json.loads((world.funes_home / "integrations" / "echo.json").read_text())
+    assert record["paths"] == [str(two)]
+    assert not any(key.startswith(str(one)) for key in record["seeded"])
+    assert "funes" in json.loads(world.mcp().read_text())["mcpServers"], "the wiring stays"
+    code, _, err = cli(pm, ["integrations", "remove", "echo", "--path", str(one)])
+    assert (code, err) == (1, f"funes: echo does not read {one} (registered paths: {two})\n")

@@ -74,7 +74,7 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
     ) -> None:
         """funes: verbatim memory for coding agents."""
 
-    index.register(app)
+    index.register(app, pm)
     status.register(app)
     read.register(app)
     ask.register(app, pm)

@@ -18,6 +18,7 @@ from funes_core.ingest.sources import CheckReport, PreparedFile, format_counts
 from funes_core.turns.format import TurnsFormatError
 
 if TYPE_CHECKING:
+    from funes_core.host.manager import FunesPluginManager
     from funes_core.ingest.engine import IndexReport
 
 __all__ = ["register"]
@@ -30,11 +31,12 @@ INDEX_HELP = """\
 Validate turns files and store them in the memory.
 
 PATH is a .funes.jsonl file (re-read every run; already stored turns are skipped) or a folder
-searched recursively (unchanged files are skipped). Without PATH, the spools under
-$FUNES_HOME/spool/<id>/ are drained, newest first: a spool file is deleted once all of it is
-stored. Text is stored first and is searchable at once; tool calls and results follow, and
-embeddings are computed last (rows still owed an embedding are found by keyword search and get
-it in this run or a later one).
+searched recursively (unchanged files are skipped). Without PATH, the folders and files
+registered with `funes integrations install ID --path DIR` (notes, say) are converted where they
+changed, then the spools under $FUNES_HOME/spool/<id>/ are drained, newest first: a spool file is
+deleted once all of it is stored. Text is stored first and is searchable at once; tool calls
+and results follow, and embeddings are computed last (rows still owed an embedding are found by
+keyword search and get it in this run or a later one).
 
 --budget stops cleanly after the batch that crosses the time limit and says what is left.
 --rebuild moves the current memory aside to $FUNES_HOME/memory.old-<time> (nothing is deleted)
@@ -192,7 +194,20 @@ def _run(
             progress.close()
 
 
-def register(app: typer.Typer) -> None:
+def _refresh_registered(pm: FunesPluginManager, harness: str | None, rebuild: bool) -> None:
+    """Convert what changed under the folders registered with ``install ID --path`` (no watcher:
+    every ``funes index`` looks, and an unchanged file costs one ``stat``)."""
+    from funes_core.host.integrations.common import UI, Orchestrator
+    from funes_core.host.integrations.seed import refresh_registered
+
+    def err(line: str) -> None:
+        typer.echo(line, err=True)
+
+    ui = UI(out=err, err=err, is_terminal=lambda: False, confirm=lambda question: False)
+    refresh_registered(Orchestrator(pm=pm, ui=ui), harness=harness, full=rebuild)
+
+
+def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
     @app.command("index", help=INDEX_HELP)
     def index(
         path: Annotated[Path | None, typer.Argument(help="A .funes.jsonl file or a folder of them.")] = None,
@@ -237,6 +252,8 @@ def register(app: typer.Typer) -> None:
         from funes_core.models.embed import ModelFileError
         from funes_core.store.base import ModelMismatchError
 
+        if path is None and pm is not None:
+            _refresh_registered(pm, harness, rebuild)
         try:
             with telemetry.measure("index", face="cli", unrecorded=(LockBusyError, KeyboardInterrupt)):
                 report = _run(

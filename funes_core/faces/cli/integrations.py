@@ -106,10 +106,22 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
             bool, typer.Option("--seed/--no-seed", help="Convert the agent's existing sessions.")
         ] = True,
         index: Annotated[bool, typer.Option("--index/--no-index", help="Build the first index.")] = True,
+        paths: Annotated[
+            list[Path] | None,
+            typer.Option(
+                "--path",
+                metavar="DIR|FILE",
+                help="Also read this folder or file (repeatable; e.g. notes). `funes index` re-reads it.",
+            ),
+        ] = None,
         installed_only: Annotated[bool, typer.Option("--installed-only", hidden=True)] = False,
         origin: Annotated[str | None, typer.Option("--origin", hidden=True)] = None,
     ) -> None:
-        """Install an integration and wire it: MCP tools, hooks, existing sessions, first index."""
+        """Install an integration and wire it: MCP tools, hooks, existing sessions, first index.
+
+        --path registers folders or files for the integration to read (the notes integration
+        reads nothing else); every `funes index` then converts the ones that changed.
+        """
         from funes_core.host.integrations.install import install
 
         _run(
@@ -125,17 +137,22 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
                 index=index,
                 installed_only=installed_only,
                 origin=origin,
+                paths=paths or (),
             ),
         )
 
     @group.command("remove")
     def remove(
         ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id.")],
+        paths: Annotated[
+            list[Path] | None,
+            typer.Option("--path", metavar="DIR|FILE", help="Only stop reading this registered path."),
+        ] = None,
     ) -> None:
         """Undo the wiring (hooks, MCP registration); keeps the memory, the spool and transcripts."""
         from funes_core.host.integrations.remove import remove
 
-        _run(pm, lambda orch: remove(orch, ident))
+        _run(pm, lambda orch: remove(orch, ident, paths or ()))
 
     @group.command("check")
     def check(

@@ -204,6 +204,11 @@ class Orchestrator:
                 found = self.call(integ, "converter", lambda: converter().agent_found(ctx.home))
             except InstallError:
                 found = None
+            # What it reads through registered paths (install ID --path) is found too.
+            raw = (self.read_record(ctx, integ.id) or {}).get("paths")
+            paths = [Path(p) for p in raw if isinstance(p, str)] if isinstance(raw, list) else []
+            if not found and any(p.exists() for p in paths):
+                found = True
         hooks = mcp = None
         if integ.hook_installer is not None:
             installer = integ.hook_installer

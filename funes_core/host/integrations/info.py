@@ -9,6 +9,7 @@ from funes_core.host.api import (
     SPOOL_SUFFIX,
 )
 from funes_core.host.integrations.common import Orchestrator
+from funes_core.host.integrations.seed import recorded_map, recorded_paths
 
 
 def info(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
@@ -96,6 +97,11 @@ def info(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:
             rec = inst["record"]
             orch.ui.out(f"installed from: {rec.get('origin')}")
             orch.ui.out(f"memory: {rec.get('memory') or 'local'}")
+            for path in recorded_paths(rec):
+                orch.ui.out(f"reads: {path}" + ("" if path.exists() else " (gone)"))
+            refused = recorded_map(rec, "refused")
+            for why in sorted(refused.values()):
+                orch.ui.out(f"refused: {why.split(' ', 1)[-1]}")
     else:
         orch.ui.out("plugin: not installed")
     if entry is not None:

@@ -28,6 +28,13 @@ from funes_core.host.api import (
 )
 from funes_core.host.catalog import CatalogEntry
 from funes_core.host.integrations.common import UI, InstallError, Orchestrator
+from funes_core.host.integrations.seed import (
+    check_path,
+    convert_changed,
+    recorded_map,
+    recorded_paths,
+    registered_refs,
+)
 from funes_core.host.integrations.wiring import steps_for, wire
 from funes_core.host.manager import Integration
 
@@ -176,10 +183,16 @@ def install(
     index: bool = True,
     installed_only: bool = False,
     origin: str | None = None,
+    paths: Sequence[Path] = (),
 ) -> int:
-    """Install (if needed) and wire integration ``ident``; returns the exit status."""
+    """Install (if needed) and wire integration ``ident``; returns the exit status.
+
+    ``paths`` (``--path``) registers folders or files for the converter to read besides what it
+    discovers in the HOME; they are checked before anything is installed.
+    """
     if not ID_PATTERN.fullmatch(ident):
         raise InstallError(f"{ident!r} is not an integration id (ids match [a-z0-9_-]+)")
+    checked = [check_path(p) for p in paths]
     integ = orch.pm.integration(ident)
     if not installed_only and (integ is None or from_path is not None or dist is not None):
         src = _source(orch, ident, from_path, dist)
@@ -197,10 +210,12 @@ def install(
         argv += ["--installed-only", "--origin", f"{src.kind}: {src.origin}"]
         argv += [] if seed else ["--no-seed"]
         argv += [] if index else ["--no-index"]
+        for path in checked:
+            argv += ["--path", str(path)]
         return orch.runner(argv, env=None, stream=True).returncode
     if integ is None:
         integ = orch.require(ident)
-    return _wire(orch, integ, memory, seed=seed, index=index, origin=origin)
+    return _wire(orch, integ, memory, seed=seed, index=index, origin=origin, paths=checked)
 
 
 def _wire(
@@ -211,9 +226,11 @@ def _wire(
     seed: bool,
     index: bool,
     origin: str | None,
+    paths: Sequence[Path] = (),
 ) -> int:
     ident = integ.id
     record = orch.read_record(orch.context(), ident) or {}
+    registered = _register_paths(orch, integ, recorded_paths(record), paths)
     if memory_arg is None:
         memory = record.get("memory") if isinstance(record.get("memory"), str) else None
     else:
@@ -229,14 +246,14 @@ def _wire(
     for outcome in wire(orch, integ, ctx, steps_for(integ, install=True)):
         say(f"{ident}: {outcome.summary}")
         changed |= outcome.changed
-    raw = record.get("seeded")
-    seeded: dict[str, str] = {}
-    if isinstance(raw, dict):
-        seeded = {str(k): str(v) for k, v in raw.items()}
+    seeded = recorded_map(record, "seeded")
+    refused = recorded_map(record, "refused")
     if integ.converter is not None and seed:
         # No memory (yet, or deleted to rebuild it): convert everything again.
-        previous = seeded if (ctx.funes_home / "memory").exists() else {}
-        wrote, seeded = _seed(orch, integ, ctx, previous)
+        fresh = not (ctx.funes_home / "memory").exists()
+        wrote, seeded, refused = _seed(
+            orch, integ, ctx, {} if fresh else seeded, {} if fresh else refused, registered
+        )
         changed |= wrote
     previous_origin = record.get("origin")
     same_release = record.get("dist") == integ.dist and record.get("version") == integ.version
@@ -251,6 +268,10 @@ def _wire(
         "seeded": seeded,
         "overrides": overrides.recorded(agent, ctx.home, ctx.env()) if agent is not None else {},
     }
+    if registered:
+        new_record["paths"] = [str(p) for p in registered]
+    if refused:
+        new_record["refused"] = refused
     changed |= orch.write_record(ctx, ident, new_record)
     status = 0
     if integ.converter is not None and index:
@@ -262,59 +283,88 @@ def _wire(
     return status
 
 
-def _seed(
-    orch: Orchestrator, integ: Integration, ctx: InstallContext, previous: Mapping[str, str]
-) -> tuple[bool, dict[str, str]]:
-    """Convert the agent's existing sessions into the spool, newest first.
+def _register_paths(
+    orch: Orchestrator, integ: Integration, before: Sequence[Path], added: Sequence[Path]
+) -> list[Path]:
+    """The registered paths after this install: the earlier ones, then the new ones (once each).
 
-    ``previous`` maps each transcript seeded by an earlier install to its size and mtime; an
-    unchanged one is skipped, so a re-run converts (and then indexes) nothing new. Returns
-    whether anything was written, and the map to record for the next run.
+    An integration that discovers nothing by itself needs at least one. Two registered paths may
+    not share a name: an integration may name sessions after the folder they come from (notes
+    does: ``notes/daily/2026-03-01.md``), and two ``notes`` folders would share session ids.
+    """
+    if added and integ.converter is None:
+        raise InstallError(f"{integ.id} converts no files, so --path means nothing to it")
+    paths = list(before)
+    for path in added:
+        if path in paths:
+            continue
+        clash = next((p for p in paths if p.name == path.name), None)
+        if clash is not None:
+            raise InstallError(
+                f"--path {path}: {integ.id} already reads {clash}, which has the same name; "
+                "register their common parent folder instead, or rename one"
+            )
+        paths.append(path)
+    converter = integ.converter
+    if converter is not None and not converter.capabilities.discover and not paths:
+        raise InstallError(
+            f"{integ.id} finds nothing by itself: name what it should read with "
+            f"`funes integrations install {integ.id} --path DIR`"
+        )
+    return paths
+
+
+def _seed(
+    orch: Orchestrator,
+    integ: Integration,
+    ctx: InstallContext,
+    previous: Mapping[str, str],
+    refused_before: Mapping[str, str],
+    paths: Sequence[Path],
+) -> tuple[bool, dict[str, str], dict[str, str]]:
+    """Convert the agent's existing sessions (and those under ``paths``) into the spool, newest first.
+
+    ``previous`` maps each source seeded by an earlier install to its size and mtime; an
+    unchanged one is skipped, so a re-run converts (and then indexes) nothing new
+    (:mod:`funes_core.host.integrations.seed`). Returns whether anything was written, and the
+    maps to record for the next run.
     """
     converter_cls = integ.converter
     assert converter_cls is not None
     converter = converter_cls()
     ident = integ.id
-    if not converter_cls.capabilities.discover:
+    if not converter_cls.capabilities.discover and not paths:
         orch.ui.out(
             f"{ident}: {integ.label} sessions cannot be discovered on this machine; convert exported "
-            f"files with `funes integrations convert {ident} FILE`"
+            f"files with `funes integrations convert {ident} FILE`, or register them with --path"
         )
-        return False, {}
-    refs = orch.call(integ, "converter", lambda: converter.discover(ctx.home))
+        return False, {}, {}
+    refs = []
+    if converter_cls.capabilities.discover:
+        refs = orch.call(integ, "converter", lambda: converter.discover(ctx.home))
+    found, missing = registered_refs(orch, integ, converter, paths)
+    for gone in missing:
+        orch.ui.err(f"funes: {ident}: registered path {gone} is gone; skipped")
+    refs = [*refs, *sorted(found, key=lambda r: (-r.last_activity, str(r.path), r.session_id))]
     if not refs:
         orch.ui.out(f"no {ident} sessions to index yet")
-        return False, {}
-    seeded: dict[str, str] = {}
-    written = unchanged = failed = 0
+        return False, {}, {}
     progress = _Progress(orch.ui, f"converting {ident} sessions", len(refs))
     with progress:
-        for ref in refs:
-            key = f"{ref.path}::{ref.session_id}"
-            try:
-                info = ref.path.stat()
-                signature = f"{info.st_size}:{info.st_mtime_ns}"
-                if previous.get(key) == signature:
-                    unchanged += 1
-                else:
-                    writes = converter.write_spool(ref, ctx.funes_home)
-                    fresh = sum(1 for w in writes if w.changed)
-                    written += fresh
-                    unchanged += 0 if fresh else 1
-                seeded[key] = signature
-            except Exception as exc:  # broad on purpose: one bad transcript must not stop the seed
-                failed += 1
-                orch.ui.err(f"funes: {ident}: skipped {ref.path}: {type(exc).__name__}: {exc}")
-            progress.advance()
+        result = convert_changed(
+            orch, integ, ctx, converter, refs, previous, refused_before, advance=progress.advance
+        )
     spool = ctx.spool_dir(ident)
-    if written:
-        counts = f"{written} written, {unchanged} unchanged"
+    if result.written:
+        counts = f"{result.written} written, {result.unchanged} unchanged"
         orch.ui.out(f"{ident}: converted {len(refs)} sessions into {spool} ({counts})")
     else:
         orch.ui.out(f"{ident}: spool up to date ({len(refs)} sessions already converted)")
-    if failed:
-        orch.ui.err(f"funes: {ident}: {failed} sessions could not be converted (see above)")
-    return bool(written), seeded
+    for reason in result.new_refusals:
+        orch.ui.err(f"funes: {ident}: refused {reason}")
+    if result.failed:
+        orch.ui.err(f"funes: {ident}: {result.failed} sessions could not be converted (see above)")
+    return bool(result.written), result.seeded, result.refused
 
 
 def _first_index(orch: Orchestrator, integ: Integration, ctx: InstallContext) -> int:

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from funes_core.host.integrations.common import Orchestrator
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from funes_core.host.integrations.common import InstallError, Orchestrator
+from funes_core.host.integrations.seed import recorded_map, recorded_paths
 from funes_core.host.integrations.wiring import steps_for, wire
 
 
-def remove(orch: Orchestrator, ident: str) -> int:
+def remove(orch: Orchestrator, ident: str, paths: Sequence[Path] = ()) -> int:
+    """Undo the wiring; with ``paths``, only stop reading those registered paths."""
     integ = orch.require(ident)
     record = orch.read_record(orch.context(), ident) or {}
+    if paths:
+        return _unregister_paths(orch, ident, record, paths)
     memory = record.get("memory") if isinstance(record.get("memory"), str) else None
     ctx = orch.context(memory)
     changed = False
@@ -26,4 +34,33 @@ def remove(orch: Orchestrator, ident: str) -> int:
     )
     if integ.dist:
         orch.ui.out(f"{ident}: the {integ.dist} package stays installed (uninstall it with your installer)")
+    return 0
+
+
+def _unregister_paths(orch: Orchestrator, ident: str, record: dict[str, Any], paths: Sequence[Path]) -> int:
+    """Forget registered paths (and what was recorded about their files); the memory keeps their text."""
+    registered = recorded_paths(record)
+    wanted = [p.expanduser().absolute() for p in paths]
+    unknown = [str(p) for p in wanted if p not in registered]
+    if unknown:
+        known = ", ".join(str(p) for p in registered) or "none"
+        raise InstallError(f"{ident} does not read {', '.join(unknown)} (registered paths: {known})")
+    keep = [p for p in registered if p not in wanted]
+
+    def inside(key: str) -> bool:
+        source = Path(key.split("::", 1)[0])
+        return any(source == p or source.is_relative_to(p) for p in wanted)
+
+    new = dict(record)
+    new["paths"] = [str(p) for p in keep]
+    new["seeded"] = {k: v for k, v in recorded_map(record, "seeded").items() if not inside(k)}
+    new["refused"] = {k: v for k, v in recorded_map(record, "refused").items() if not inside(k)}
+    ctx = orch.context()
+    orch.write_record(ctx, ident, new)
+    for path in wanted:
+        orch.ui.out(f"{ident}: no longer reads {path}; what it stored stays in the memory")
+    if not keep:
+        orch.ui.out(
+            f"{ident}: no registered path left (add one with: funes integrations install {ident} --path DIR)"
+        )
     return 0
