@@ -25,6 +25,7 @@ from funes_core.faces.cli import (
     share,
     stats,
     status,
+    suggest,
 )
 from funes_core.host.manager import FunesPluginManager, load_plugins
 
@@ -79,6 +80,7 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
     read.register(app)
     ask.register(app, pm)
     notes.register(app)
+    suggest.register(app)
     share.register(app)
     stats.register(app)
     mcp.register(app)
