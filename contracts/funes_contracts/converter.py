@@ -48,6 +48,7 @@ from funes_core.host.api import (
     SPOOL_SUFFIX,
     Capabilities,
     Converter,
+    IntegrationError,
     SessionRef,
     last_activity,
     spool_filename,
@@ -143,7 +144,7 @@ class ConverterContract:
         """Append ``filler`` to a text the converter keeps (default: JSON lines, guided by the golden)."""
         return files.lengthen_lines(folder, filler, expected)
 
-    def _mutator(self, name: str) -> Callable[..., bool]:
+    def _mutator(self, name: str) -> Callable[..., Any]:
         """The class's own override, else ``<contract_fixtures>.<name>``, else the kit's default."""
         mine = getattr(type(self), name)
         if mine is not getattr(ConverterContract, name):
@@ -160,7 +161,11 @@ class ConverterContract:
         return getattr(self, name)  # type: ignore[no-any-return]
 
     def foreign_files(self, folder: Path) -> None:
-        """Fill ``folder`` with files that are not this agent's transcripts."""
+        """Fill ``folder`` with files that are not this agent's transcripts.
+
+        An integration whose sessions *are* such files (notes read ``README.txt``) defines
+        ``foreign_files`` in its ``contract_fixtures`` package, like the mutators.
+        """
         (folder / "README.txt").write_text("not a transcript\n", encoding="utf-8")
         (folder / "notes.json").write_text('{"title": "not a transcript"}\n', encoding="utf-8")
         (folder / "empty.jsonl").write_text("", encoding="utf-8")
@@ -193,9 +198,19 @@ class ConverterContract:
 
     @staticmethod
     def _convert_all(converter: Converter, folder: Path) -> list[Turn]:
+        """Every session in ``folder``, converted; a session the converter refuses is left out.
+
+        ``convert`` may refuse one unreadable session with :class:`IntegrationError` (its one line is
+        what the host shows, e.g. a note that is not UTF-8): the host skips it and converts the rest,
+        and so does the suite. A refused session is still missing from the golden comparison, so a
+        converter cannot pass by refusing what it should read.
+        """
         turns: list[Turn] = []
         for ref in converter.sessions_in(folder):
-            turns.extend(converter.convert(ref))
+            try:
+                turns.extend(converter.convert(ref))
+            except IntegrationError:
+                continue
         return turns
 
     def _converted(self, converter: Converter, case: Path) -> list[Turn]:
@@ -205,7 +220,8 @@ class ConverterContract:
         return turns
 
     def _variant(self, case: Path, tmp_path: Path, what: str, *args: Any) -> Path:
-        folder = files.copy_case(case, tmp_path / f"variant-{what}")
+        # Under the case's own folder name: a converter may name sessions after the folder it reads.
+        folder = files.copy_case(case, tmp_path / f"variant-{what}" / case.name)
         if not self._mutator(f"make_{what}")(folder, *args):
             pytest.skip(
                 f"cannot derive {what} transcripts from this case: it has no JSON-lines transcript; "
@@ -349,7 +365,7 @@ class ConverterContract:
     def test_foreign_files(self, converter: Converter, tmp_path: Path) -> None:
         folder = tmp_path / "foreign"
         folder.mkdir()
-        self.foreign_files(folder)
+        self._mutator("foreign_files")(folder)
         turns = self._convert_all(converter, folder)
         assert turns == [], f"files that are not {converter.id} transcripts produced {len(turns)} turns"
 
