@@ -32,6 +32,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "codex": "funes-memory-codex",
         "echo": "funes-memory-echo",
         "hermes": "funes-memory-hermes",
+        "notes": "funes-memory-notes",
         "pi": "funes-memory-pi",
         "opencode": "funes-memory-opencode",
         "gemini": "funes-memory-gemini",

@@ -693,7 +693,9 @@ def _hit_text(hit: RecallHit, label: str, shown: frozenset[str] = frozenset()) -
     label = hit.memory or label
     row = hit.row
     workdir = row.workdir or "-"
-    where = f"{workdir}/{session8(row.session_id)}"
+    # A note's session is a document (notes: a file's path from its folder): its name says what
+    # eight characters of it would not, so it is shown whole.
+    where = row.session_id if row.role == "note" else f"{workdir}/{session8(row.session_id)}"
     header = f"[{row.ts}] {row.harness} {where} {row.block_type}  score={hit.score:.3f}"
     if row.taint == "external":
         header += "  external"
