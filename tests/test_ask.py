@@ -15,7 +15,6 @@ import json
 import os
 import stat
 import sys
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -54,9 +53,17 @@ if mode == "fail":
     print("starting", file=sys.stderr)
     print("boom: the model is unreachable", file=sys.stderr)
     sys.exit(3)
-for piece in ("Alpha says: ", "the ARM build broke ", "on musl.\\n", "Sessions: 8d41b7e2"):
+go = os.environ.get("ASK_GO")
+for n, piece in enumerate(("Alpha says: ", "the ARM build broke ", "on musl.\\n", "Sessions: 8d41b7e2")):
     print("TEXT " + piece.replace("\\n", "\\\\n"), flush=True)
-    time.sleep(0.3)
+    if go and n == 0:  # go on only once the reader has had the first piece (the answer streams)
+        for _ in range(6000):
+            if os.path.exists(go):
+                break
+            time.sleep(0.01)
+        else:
+            print("the first piece was never read while I ran", file=sys.stderr)
+            sys.exit(4)
 if mode == "error-event":
     print("ERROR quota exhausted", flush=True)
 """
@@ -249,7 +256,7 @@ def test_print_prompt_shows_instruction_question_and_passages(
 
 
 def test_the_answer_streams_and_the_agent_gets_the_prompt_on_stdin(
-    pm: FunesPluginManager, agents: Path, memory: Home, capfd: pytest.CaptureFixture[str]
+    pm: FunesPluginManager, agents: Path, memory: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from funes_core.read.ask import AskArgs, build_prompt, passages
     from funes_core.store.handle import Memory
@@ -257,16 +264,51 @@ def test_the_answer_streams_and_the_agent_gets_the_prompt_on_stdin(
     chosen = choose_agent(pm, "alpha")
     found = passages(Memory.resolve(None, home=memory), AskArgs("why did the ARM build break"))
     prompt = build_prompt("why did the ARM build break", found)
-    arrivals: list[tuple[float, str]] = []
-    run_agent(
-        chosen, prompt, InstallContext.from_environment(), lambda p: arrivals.append((time.monotonic(), p))
-    )
-    assert "".join(p for _, p in arrivals) == "Alpha says: the ARM build broke on musl.\nSessions: 8d41b7e2"
-    assert arrivals[-1][0] - arrivals[0][0] > 0.5, "the pieces arrived together: the answer was not streamed"
+    # The agent writes its first piece, then waits (up to a minute) for the go file, which the
+    # reader creates when that piece reaches it: a reader that waited for the whole answer would
+    # never create it, and the agent would give up and fail.
+    go = tmp_path / "go"
+    monkeypatch.setenv("ASK_GO", str(go))
+    pieces: list[str] = []
+
+    def write(piece: str) -> None:
+        pieces.append(piece)
+        go.touch()
+
+    run_agent(chosen, prompt, InstallContext.from_environment(), write)
+    assert "".join(pieces) == "Alpha says: the ARM build broke on musl.\nSessions: 8d41b7e2"
     assert (agents / "prompt").read_text(encoding="utf-8") == prompt
     assert (agents / "argv").read_text(encoding="utf-8") == "--isolated"
     ran_in = Path((agents / "ran").read_text(encoding="utf-8"))
     assert ran_in.name.startswith("funes-ask-") and not ran_in.exists(), "a scratch folder, removed after"
+
+
+def test_ask_reads_several_memories_as_recall_does(
+    pm: FunesPluginManager, agents: Path, memory: Home, tmp_path: Path
+) -> None:
+    """``--memory local,OTHER,EMPTY``: passages of both readable memories, each named, in one
+    prompt; the memory that cannot be read is one note on stderr, not in the prompt."""
+    from funes_core.ingest.engine import IndexOptions, run_index
+    from funes_core.models.embed import HashEmbedder
+    from funes_core.turns.format import Block, Turn, write_turns_file
+
+    other = Home(tmp_path / "other-home")
+    turns = tmp_path / "other.funes.jsonl"
+    text = "the ARM build of the zebrafish thermostat broke on musl too"
+    turn = Turn("other-1", "other-1-u0", 0, "2026-04-01T10:00:00Z", "user", "claude", (Block("text", text),))
+    write_turns_file(turns, [turn])
+    run_index(IndexOptions(path=turns), home=other, embedder=HashEmbedder(), warn=lambda m: None)
+    empty = tmp_path / "empty-memory"
+    empty.mkdir()
+    spec = f"local,{other.memory_dir},{empty}"
+    question = "zebrafish thermostat ARM build musl"
+    code, out, err = cli(pm, ["ask", question, "--memory", spec, "--print-prompt"])
+    assert code == 0, err
+    _, _, passages = out.partition(f"\n{PASSAGES_HEADER}\n")
+    assert "zebrafish thermostat" in passages and "musllinux aarch64 wheel" in passages
+    assert f"memory={other.memory_dir}" in passages and "memory=local" in passages
+    assert err.count("\n") == 1 and err.startswith("funes: note: ") and str(empty) in err
+    assert not agents.exists()
 
 
 def test_ask_prints_the_answer_with_a_final_newline(

@@ -25,7 +25,7 @@ from funes_core.read.common import Param, VerbError
 
 if TYPE_CHECKING:
     from funes_core.read.recall import RecallResult
-    from funes_core.store.handle import Memory
+    from funes_core.store.handle import Memory, MemorySet
 
 __all__ = [
     "ASK_CANDIDATES",
@@ -69,15 +69,24 @@ class AskArgs:
 
 @dataclass(frozen=True, slots=True)
 class Passages:
-    """What recall found for the question, rendered as recall's agent text."""
+    """What recall found for the question, rendered as recall's agent text.
+
+    ``notes`` are recall's one-line notes about members of a memory set that could not be read
+    (``--memory local,team`` with ``team`` offline): shown to the person, not put in the prompt.
+    """
 
     text: str
     hits: int
     sessions: tuple[str, ...]
+    notes: tuple[str, ...] = ()
 
 
-def passages(memory: Memory, args: AskArgs, *, now: datetime | None = None) -> Passages:
-    """Recall for the question; :class:`VerbError` (one line) when there is nothing to lend."""
+def passages(memory: Memory | MemorySet, args: AskArgs, *, now: datetime | None = None) -> Passages:
+    """Recall for the question; :class:`VerbError` (one line) when there is nothing to lend.
+
+    ``memory`` is what ``--memory`` names, as for recall: the local memory, a remote, a folder, or
+    several of them ranked as one list.
+    """
     from funes_core import telemetry
     from funes_core.read.recall import RecallArgs, render_recall, search
 
@@ -85,7 +94,7 @@ def passages(memory: Memory, args: AskArgs, *, now: datetime | None = None) -> P
     if not question:
         raise VerbError("the question is empty: say what you want to know")
     result: RecallResult
-    result, _ = search(
+    result, notes = search(
         memory,
         RecallArgs(
             query=question,
@@ -102,7 +111,7 @@ def passages(memory: Memory, args: AskArgs, *, now: datetime | None = None) -> P
             "rephrase it, or index more history first"
         )
     sessions = tuple(dict.fromkeys(hit.row.session_id for hit in result.hits))
-    return Passages(render_recall(result, memory.label), len(result.hits), sessions)
+    return Passages(render_recall(result, memory.label), len(result.hits), sessions, tuple(notes))
 
 
 def build_prompt(question: str, found: Passages) -> str:

@@ -44,7 +44,10 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         memory: Annotated[
             str | None,
             typer.Option(
-                "--memory", "-m", help="Memory to read: 'local' (default), or a path to a memory folder."
+                "--memory",
+                "-m",
+                help="Memory to read: 'local' (default), a remote's name (funes remote list), a path to "
+                "a memory folder, or several, comma-separated (local,team), ranked as one list.",
             ),
         ] = None,
         print_prompt: Annotated[
@@ -57,7 +60,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         from funes_core.read.ask import AskArgs, build_prompt, passages
         from funes_core.read.common import VerbError
         from funes_core.store.base import ModelMismatchError
-        from funes_core.store.handle import Memory, MemoryUnavailableError
+        from funes_core.store.handle import MemoryUnavailableError, resolve_memories
 
         def fail(message: object) -> typer.Exit:
             typer.echo(f"funes: {message}", err=True)
@@ -69,9 +72,11 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         try:
             chosen = None if print_prompt else choose_agent(pm, agent)
             with telemetry.measure("recall", face="ask"):
-                found = passages(Memory.resolve(memory), AskArgs(question=text, k=k))
+                found = passages(resolve_memories(memory), AskArgs(question=text, k=k))
         except (AskError, VerbError, MemoryUnavailableError, ModelMismatchError) as exc:
             raise fail(exc) from None
+        for note in found.notes:
+            typer.echo(f"funes: note: {note}", err=True)
         prompt = build_prompt(text, found)
         if chosen is None:
             sys.stdout.write(prompt)
