@@ -12,7 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["PRIVATE_FILE_MODE", "atomic_write_text"]
+__all__ = ["PRIVATE_FILE_MODE", "atomic_write_bytes", "atomic_write_text"]
 
 #: The mode of files funes creates: only the owner may read what holds the memory or a config.
 PRIVATE_FILE_MODE = 0o600
@@ -28,6 +28,13 @@ def atomic_write_text(
     :data:`PRIVATE_FILE_MODE`. ``mtime``, when given, is stamped before the rename, so readers
     never see the new content with the old time. Line endings are written exactly as in ``text``.
     """
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode, mtime=mtime)
+
+
+def atomic_write_bytes(
+    path: Path, data: bytes, *, mode: int | None = PRIVATE_FILE_MODE, mtime: float | None = None
+) -> None:
+    """:func:`atomic_write_text` for bytes: readers see the old file or the whole new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:
@@ -37,8 +44,8 @@ def atomic_write_text(
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if mtime is not None:
