@@ -6,16 +6,17 @@ is printed with every figure):
 - handshake: ``funes mcp`` (the stdlib front) and ``FUNES_MCP_FRONT=0 funes mcp`` (the SDK server
   alone), each spawned ``--runs`` times; the time from spawn until the reply to ``initialize`` and to
   ``tools/list`` (sent right after ``notifications/initialized``) is read off the pipe;
-- memory: for each memory given with ``--memory`` (e.g. the 10k and 100k corpora ``bench/speed.py``
-  builds under ``bench/.cache/speed/``), the server's VmRSS / RssAnon / threads after the handshake,
-  after the first recall and after 101 recalls over raw JSON-RPC, with the default settings and with
-  ``FUNES_LEAN_MALLOC=0`` (glibc arena limit, mmap threshold and per-call trim off).
+- memory: for each memory given with ``--memory`` (e.g. the 10k and 100k corpora ``bench/scale.py``
+  builds under ``bench/.cache/scale/``), the server's VmRSS / RssAnon / RssFile / threads after the
+  handshake, after the first recall and after 101 recalls over raw JSON-RPC, and the median warm
+  recall as the client sees it, for the shipped server and for each memory lever turned off or on
+  (:data:`LEVERS`): one server process per lever, the same memory, the same queries.
 
 Usage::
 
     uv run python bench/mcp_startup.py --runs 15
-    uv run python bench/mcp_startup.py --memory bench/.cache/speed/corpus-10000-v2 \\
-        bench/.cache/speed/corpus-100000-v2
+    uv run python bench/mcp_startup.py --runs 0 --memory bench/.cache/scale/corpus-10000 \\
+        bench/.cache/scale/corpus-100000
 """
 
 from __future__ import annotations
@@ -31,6 +32,22 @@ from pathlib import Path
 from typing import Any
 
 FUNES = str(Path(sys.executable).parent / "funes")
+NO_SDK = str(Path(__file__).with_name("_mcp_nosdk.py"))
+
+#: Memory levers, each measured in its own server process: (name, extra environment, Python run
+#: before the server starts, or "nosdk" for the no-SDK floor). Each switches one lever of the
+#: shipped server off; everything else is as shipped.
+LEVERS: list[tuple[str, dict[str, str], str | None]] = [
+    ("shipped", {}, None),
+    ("namespace models imported (FUNES_LAZY_NAMESPACE=0)", {"FUNES_LAZY_NAMESPACE": "0"}, None),
+    (
+        "embedding table widened at load (no graph edit)",
+        {},
+        "import funes_core.models.embed as e; e._OnnxModel.graph = lambda self: self.model_file",
+    ),
+    ("glibc malloc defaults (FUNES_LEAN_MALLOC=0)", {"FUNES_LEAN_MALLOC": "0"}, None),
+    ("no MCP SDK (a stdlib tools/call loop: the floor, not a product)", {}, "nosdk"),
+]
 QUERIES = [
     "What did Caroline research for her painting?",
     "When did Melanie go camping with her kids?",
@@ -84,9 +101,23 @@ def _status(pid: int) -> dict[str, int]:
     return out
 
 
-def memory_run(env: dict[str, str], recalls: int) -> dict[str, Any]:
+def server_command(prelude: str | None) -> list[str]:
+    """How to start the server for a lever: ``funes mcp``, with a patch run first, or the no-SDK loop."""
+    if prelude is None:
+        return [FUNES, "mcp"]
+    if prelude == "nosdk":
+        return [sys.executable, NO_SDK]
+    start = "import sys\nsys.argv = ['funes', 'mcp']\nfrom funes_core.faces.cli.main import main\nmain()\n"
+    return [sys.executable, "-c", prelude + "\n" + start]
+
+
+def memory_run(env: dict[str, str], recalls: int, prelude: str | None = None) -> dict[str, Any]:
     proc = subprocess.Popen(
-        [FUNES, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        server_command(prelude),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
     )
     assert proc.stdin is not None and proc.stdout is not None
     ident = 0
@@ -116,28 +147,25 @@ def memory_run(env: dict[str, str], recalls: int) -> dict[str, Any]:
     assert not first["result"].get("isError"), first
     out["first_recall_s"] = round(time.perf_counter() - start, 2)
     out["after_first_recall"] = _status(proc.pid)
+    warm = []
     for i in range(recalls):
+        start = time.perf_counter()
         call("tools/call", {"name": "recall", "arguments": {"query": QUERIES[i % len(QUERIES)]}})
+        warm.append(time.perf_counter() - start)
     out[f"after_{recalls + 1}_recalls"] = _status(proc.pid)
+    out["warm_recall_ms"] = round(1000 * statistics.median(warm), 1)
     proc.stdin.close()
     proc.wait(60)
     proc.stdout.close()
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=11, help="spawns per handshake variant")
-    parser.add_argument("--memory", nargs="*", default=[], help="FUNES_HOME folders to measure RSS on")
-    parser.add_argument("--recalls", type=int, default=100)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
-    base = {k: v for k, v in os.environ.items() if not k.startswith("FUNES_")}
-    results: dict[str, Any] = {"load_before": os.getloadavg()[0]}
+def handshakes(base: dict[str, str], runs: int, results: dict[str, Any]) -> None:
+    """The front and the SDK server alone, spawned alternately ``runs`` times each."""
     variants = {"front": {}, "sdk only (FUNES_MCP_FRONT=0)": {"FUNES_MCP_FRONT": "0"}}
     samples: dict[str, list[tuple[float, float]]] = {name: [] for name in variants}
     handshake(base)  # warm the page cache
-    for _ in range(args.runs):
+    for _ in range(runs):
         for name, extra in variants.items():  # interleaved: load drift hits both alike
             samples[name].append(handshake({**base, **extra}))
     for name, pairs in samples.items():
@@ -156,20 +184,31 @@ def main() -> None:
         results["front"]["tools_list_ms"], 1
     )
     print(f"sdk only / front: {ratio:.1f}x   load {results['load_before']:.2f} -> {os.getloadavg()[0]:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=11, help="spawns per handshake variant")
+    parser.add_argument("--memory", nargs="*", default=[], help="FUNES_HOME folders to measure RSS on")
+    parser.add_argument("--recalls", type=int, default=100)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("FUNES_")}
+    results: dict[str, Any] = {"load_before": os.getloadavg()[0]}
+    if args.runs:
+        handshakes(base, args.runs, results)
     for home in args.memory:
-        for name, extra in (
-            ("lean malloc (default)", {}),
-            ("FUNES_LEAN_MALLOC=0", {"FUNES_LEAN_MALLOC": "0"}),
-        ):
-            run = memory_run({**base, "FUNES_HOME": home, **extra}, args.recalls)
+        for name, extra, prelude in LEVERS:
+            run = memory_run({**base, "FUNES_HOME": home, **extra}, args.recalls, prelude)
             results[f"rss {home} {name}"] = run
             last = run[f"after_{args.recalls + 1}_recalls"]
             print(
-                f"{Path(home).name} {name:24} RSS after handshake {run['after_handshake']['VmRSS']} MB, "
-                f"after 1st recall {run['after_first_recall']['VmRSS']} MB, after {args.recalls + 1}: "
-                f"{last['VmRSS']} MB (anon {last['RssAnon']}, file {last['RssFile']}, "
-                f"threads {last['Threads']}); "
-                f"load {os.getloadavg()[0]:.2f}"
+                f"{Path(home).name} {name:66} after handshake {run['after_handshake']['VmRSS']:4d} MB, "
+                f"1st recall {run['after_first_recall']['VmRSS']:4d}, after {args.recalls + 1}: "
+                f"{last['VmRSS']:4d} MB (anon {last['RssAnon']}, file {last['RssFile']}, "
+                f"threads {last['Threads']}); warm recall {run['warm_recall_ms']} ms; "
+                f"load {os.getloadavg()[0]:.2f}",
+                flush=True,
             )
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -46,22 +46,32 @@ from funes_core.home import Home
 from funes_core.ingest.chunking import chunk_id
 from funes_core.models.embed import DIM
 from funes_core.store.handle import Memory
-from funes_core.store.lance import COLUMNS, LanceStore
+from funes_core.store.lance import ANN_MIN_ROWS, COLUMNS, LanceStore
 
 FUNES = str(Path(sys.executable).parent / "funes")
 BATCH = 50_000
 
 
-def build(n: int, embedder: CachedEmbedder, bases: list[tuple[str, str, str]], base_vecs: np.ndarray) -> Home:
+def build(
+    n: int,
+    embedder: CachedEmbedder,
+    bases: list[tuple[str, str, str]],
+    base_vecs: np.ndarray,
+    *,
+    ann: bool = True,
+) -> Home:
+    """The ``n``-row corpus, built once and cached; ``ann=False`` leaves the vector column unindexed."""
     import pyarrow as pa
 
-    root = CACHE / "scale" / f"corpus-{n}"
+    root = CACHE / "scale" / (f"corpus-{n}" if ann else f"corpus-{n}-noann")
     home = Home(root)
     if (root / "built.json").exists():
         return home
     shutil.rmtree(root, ignore_errors=True)
     home.ensure()
-    store = LanceStore(home.memory_dir, read_consistency_interval=None)
+    store = LanceStore(
+        home.memory_dir, read_consistency_interval=None, ann_min_rows=ANN_MIN_ROWS if ann else n + 1
+    )
     store.stamp_model(embedder.stamp)
     table = store._tbl()
     schema = table.schema
@@ -262,6 +272,17 @@ def appends(home: Home, embedder: CachedEmbedder, qs: list[str], count: int) -> 
     }
 
 
+def inputs(
+    queries: int,
+) -> tuple[CachedEmbedder, list[tuple[str, str, str]], np.ndarray, list[str], np.ndarray]:
+    """The embedder, the base texts and their vectors, ``queries`` questions and their vectors."""
+    embedder = CachedEmbedder()
+    bases = speed.base_texts()
+    base_vecs = np.stack(embedder.embed_documents([t for t, _, _ in bases]))
+    qs = speed.queries(queries)
+    return embedder, bases, base_vecs, qs, np.stack([embedder.embed_query(q) for q in qs])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
@@ -269,11 +290,7 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=200)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    embedder = CachedEmbedder()
-    bases = speed.base_texts()
-    base_vecs = np.stack(embedder.embed_documents([t for t, _, _ in bases]))
-    qs = speed.queries(args.queries)
-    qv = np.stack([embedder.embed_query(q) for q in qs])
+    embedder, bases, base_vecs, qs, qv = inputs(args.queries)
     results: dict[str, Any] = {"machine": machine_info(), "sizes": {}}
     for n in args.sizes:
         home = build(n, embedder, bases, base_vecs)
