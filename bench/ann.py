@@ -45,14 +45,16 @@ from _common import machine_info
 from funes_core.read.recall import DEFAULT_CANDIDATES
 from funes_core.store.lance import LanceStore
 
+#: Rows a query asks for (recall's candidates); lance refuses an HNSW ``ef`` below k x refine.
+K = DEFAULT_CANDIDATES
 #: The query grid per index family: (nprobes, refine_factor, ef); None leaves lance's default.
 GRIDS: dict[str, list[tuple[int | None, int | None, int | None]]] = {
     "pq": [(n, r, None) for n in (10, 20, 40, 80) for r in (None, 5, 10, 20)],
     "rq": [(n, r, None) for n in (10, 20, 40, 80) for r in (None, 5, 10, 20)],
     "sq": [(n, r, None) for n in (10, 20, 40, 80) for r in (None, 2)],
     "flat": [(n, None, None) for n in (10, 20, 40, 80)],
-    "hnswsq": [(None, r, e) for e in (30, 60, 120, 240) for r in (None, 2)],
-    "hnswpq": [(None, r, e) for e in (60, 120, 240) for r in (None, 5, 10)],
+    "hnswsq": [(None, r, e) for e in (30, 60, 120, 240) for r in (None, 2) if e >= K * (r or 1)],
+    "hnswpq": [(None, r, e) for e in (60, 120, 240) for r in (None, 5, 10) if e >= K * (r or 1)],
 }
 
 
@@ -102,7 +104,7 @@ def search(table: Any, q: np.ndarray, grid: tuple[int | None, int | None, int | 
         query = query.refine_factor(refine)
     if ef is not None:
         query = query.ef(ef)
-    return query.select([*_ROW_COLUMNS, "_distance"]).limit(DEFAULT_CANDIDATES).to_arrow()
+    return query.select([*_ROW_COLUMNS, "_distance"]).limit(K).to_arrow()
 
 
 def measure(
