@@ -2,7 +2,9 @@
 
 Issue 13 item 5: a parse error, a wrong ``jsonrpc``, params of the wrong shape or a lone
 surrogate used to get no reply at all (the SDK drops what it cannot parse), so the client waited
-forever. Issue 16: the handshake must be answered before the SDK is even imported.
+forever. Issue 16: the handshake must be answered before the SDK is even imported. Issue 14
+(Copilot's -32022): a client of both protocol eras probes with ``server/discover`` and, when the
+answer is slow, falls back to ``initialize`` on the same connection; both must work.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ from typing import Any
 
 import pytest
 
+from funes_core import __version__
 from funes_core.faces.mcp_front import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
+    Front,
+    _Writer,
     check_frame,
     handshake_snapshot,
     record_snapshot,
@@ -38,6 +43,24 @@ INIT = {
     },
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+#: The 2026-07-28 envelope, as Copilot CLI 1.0.102 sends it on every request.
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "copilot-cli", "version": "1.0.102"},
+    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+}
+DISCOVER = {"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": ENVELOPE}}
+#: Copilot's fallback after its probe timed out: the 2025 handshake, on the same connection.
+FALLBACK_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "c", "version": "0"},
+    },
+}
 
 #: (name, raw line, expected error code or None for "no error", id the error must carry)
 BAD_FRAMES: list[tuple[str, bytes, int, Any]] = [
@@ -114,6 +137,125 @@ def test_a_malformed_notification_is_never_answered() -> None:
     assert frame.kind == "invalid"
 
 
+# ----------------------------------------------------------------------------- the front alone
+
+
+class _Recorder(_Writer):
+    """What the front writes to the client, as parsed messages (no fd)."""
+
+    def __init__(self) -> None:
+        super().__init__(-1)
+        self.sent: list[dict[str, Any]] = []
+
+    def line(self, data: bytes) -> None:
+        self.sent.append(json.loads(data))
+
+
+def _front() -> tuple[Front, _Recorder, list[Front]]:
+    """A front whose SDK never loads (``started`` records each start), fed in-process."""
+    out, started = _Recorder(), list[Front]()
+    return Front(-1, out, started.append, __version__), out, started
+
+
+def _feed(front: Front, *frames: dict[str, Any]) -> None:
+    for frame in frames:
+        front.handle(json.dumps(frame).encode() + b"\n")
+
+
+def _stamped(answer: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot answer as the front gives it: the running version in the server's name."""
+    result: dict[str, Any] = json.loads(json.dumps(answer))
+    info = (
+        result["_meta"]["io.modelcontextprotocol/serverInfo"] if "_meta" in result else result["serverInfo"]
+    )
+    info["version"] = __version__
+    return result
+
+
+def _replayed(front: Front) -> list[dict[str, Any]]:
+    """What the SDK will read first once it is ready."""
+    return [json.loads(line) for line in front._waiting]
+
+
+def test_a_discover_probe_is_answered_before_the_sdk_loads() -> None:
+    """Copilot's probe comes back at once, and its 2026 tools/list too, from the SDK's own answers."""
+    snapshot = handshake_snapshot()
+    front, out, started = _front()
+    _feed(front, DISCOVER, {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": ENVELOPE}})
+    assert [m["id"] for m in out.sent] == [0, 2]
+    assert out.sent[0]["result"] == _stamped(snapshot["discover"]["2026-07-28"])
+    assert out.sent[0]["result"]["supportedVersions"] == ["2026-07-28"]
+    assert out.sent[1]["result"] == _stamped(snapshot["results"]["2026-07-28"]["tools/list"])
+    assert len(started) == 1, "the SDK starts loading once the probe is answered"
+    assert [m["method"] for m in _replayed(front)] == ["server/discover"], "the probe opens the SDK's era too"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {k: v for k, v in ENVELOPE.items() if not k.endswith("clientCapabilities")},
+        {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2099-01-01"},
+        None,
+    ],
+    ids=["no capabilities", "unknown version", "no envelope"],
+)
+def test_a_probe_the_sdk_would_refuse_is_left_to_the_sdk(meta: dict[str, Any] | None) -> None:
+    front, out, _ = _front()
+    _feed(front, {**DISCOVER, "params": {"_meta": meta} if meta is not None else {}})
+    assert out.sent == [], "the SDK gives the precise error"
+    assert [m["id"] for m in _replayed(front)] == [0]
+
+
+def test_the_2026_era_has_no_ping_and_each_request_brings_its_envelope() -> None:
+    front, out, _ = _front()
+    _feed(
+        front,
+        DISCOVER,
+        {"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"_meta": ENVELOPE}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+    )
+    assert [m["id"] for m in out.sent] == [0], "ping and an envelope-less tools/list wait for the SDK"
+
+
+def test_a_fallback_initialize_after_a_given_up_probe_opens_the_handshake_era() -> None:
+    """The probe timed out on the client's side (the reply was late): its initialize is served.
+
+    Before the fix the front left the initialize to the SDK, which had read the probe first,
+    locked the connection to 2026-07-28 and answered -32022; Copilot 1.0.102 then dropped funes.
+    """
+    snapshot = handshake_snapshot()
+    front, out, started = _front()
+    _feed(front, DISCOVER, FALLBACK_INIT, INITIALIZED, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert [m["id"] for m in out.sent] == [0, 1, 2]
+    assert out.sent[1]["result"] == _stamped(snapshot["initialize"]["2025-11-25"])
+    assert out.sent[2]["result"] == snapshot["results"]["2025-11-25"]["tools/list"]
+    assert [m.get("method") for m in _replayed(front)] == ["initialize", "notifications/initialized"]
+    assert len(started) == 1
+
+
+def test_no_fallback_once_the_client_worked_in_the_2026_era() -> None:
+    """A client that went on after the probe saw its answer: a later initialize is the SDK's to refuse."""
+    front, out, _ = _front()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"_meta": ENVELOPE, "name": "status"},
+    }
+    _feed(front, DISCOVER, call, FALLBACK_INIT)
+    assert [m["id"] for m in out.sent] == [0]
+    assert [m["method"] for m in _replayed(front)] == ["server/discover", "tools/call", "initialize"]
+
+
+def test_no_fallback_once_the_sdk_has_read_the_probe() -> None:
+    front, out, _ = _front()
+    _feed(front, DISCOVER)
+    front.sdk_ready()
+    _feed(front, FALLBACK_INIT)
+    assert [m["id"] for m in out.sent] == [0]
+    assert front._to_sdk.qsize() == 2, "the initialize went to the SDK, which answers -32022"
+
+
 # ----------------------------------------------------------------------------- the real process
 
 
@@ -128,6 +270,8 @@ class Server:
             stderr=subprocess.PIPE,
             env=env,
         )
+        #: What the server wrote to stderr, once :meth:`close` has run.
+        self.errors = ""
 
     def send(self, *frames: bytes | dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -157,7 +301,7 @@ class Server:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
         status = self.proc.wait(60)
-        self.stderr()
+        self.errors = self.stderr()
         return status
 
     def stderr(self) -> str:
@@ -246,6 +390,29 @@ def test_handshake_is_answered_without_the_sdk(env: dict[str, str]) -> None:
     assert tools["result"] == snapshot["results"]["2025-06-18"]["tools/list"]
     assert ping["result"] == {}
     server.stderr()  # kills it
+
+
+@pytest.mark.slow
+def test_a_slow_sdk_serves_both_eras_after_the_front_opened_them(env: dict[str, str]) -> None:
+    """The SDK loads late (as on a loaded machine) and still serves tool calls in the era opened.
+
+    The SDK's own reply to the replayed opening is compared with the front's: a mismatch is
+    logged, so the stderr must stay clean.
+    """
+    slow_sdk = "time.sleep(1.5); from funes_core.faces.mcp import make_server as build; return build(None)"
+    call = {"name": "status", "arguments": {}}
+    for opening, opened_by, then, era in (
+        ([DISCOVER], 0, {"_meta": ENVELOPE, **call}, "2026-07-28"),
+        ([DISCOVER, FALLBACK_INIT, INITIALIZED], 1, call, "2025-11-25"),
+    ):
+        server = Server(env, [sys.executable, "-c", _front_script(slow_sdk)])
+        server.send(*opening, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": then})
+        replies = {m["id"]: m for m in server.until(9) if "id" in m}
+        assert replies[9]["result"]["content"][0]["text"].startswith("memory: "), (era, replies[9])
+        opened = replies[opened_by]["result"]
+        assert opened.get("protocolVersion", opened.get("supportedVersions", [""])[0]) == era
+        assert server.close() == 0
+        assert "differs" not in server.errors, era
 
 
 @pytest.mark.slow

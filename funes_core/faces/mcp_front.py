@@ -7,16 +7,30 @@ model request goes out ~0.3 s after start, and a server that has not listed its 
 missing from it. The front is stdlib only (this module imports nothing else at load time), so
 ``initialize`` + ``tools/list`` are answered within Python's own start-up.
 
-What the front answers itself, and only until the SDK is ready: ``initialize`` (when it is the
-first request and well formed), then ``ping``, ``tools/list``, ``prompts/list``,
-``resources/list`` and ``resources/templates/list``. Each answer comes from
-``mcp_handshake.json``, a snapshot of what the SDK server answers for each protocol version;
-``tests/test_mcp_front.py`` regenerates the snapshot from the real SDK server and fails if it
-differs. Everything else, ``tools/call`` first of all, is served by the SDK: the front starts it
-in a background thread as soon as the handshake is answered, replays the ``initialize`` and
-``notifications/initialized`` it answered into it (its reply to the replay is checked against
-what the front said, then dropped), and from then on passes every frame through. The SDK runs
-its own, unmodified stdio transport on a pair of pipes that stand in for fd 0 and 1.
+What the front answers itself, and only until the SDK is ready: the opening of either protocol
+era when it is the first request and well formed (``initialize`` of the 2025 handshake era, or
+``server/discover`` of the 2026-07-28 era, whose requests each carry an ``_meta`` envelope),
+then ``tools/list``, ``prompts/list``, ``resources/list`` and ``resources/templates/list`` (and
+``ping``, which only the handshake era has). Each answer comes from ``mcp_handshake.json``, a
+snapshot of what the SDK server answers for each protocol version; ``tests/test_mcp_front.py``
+regenerates the snapshot from the real SDK server and fails if it differs. Everything else,
+``tools/call`` first of all, is served by the SDK: the front starts it in a background thread as
+soon as the opening is answered, replays the opening request it answered into it (its reply to
+the replay is checked against what the front said, then dropped), and from then on passes every
+frame through. The SDK runs its own, unmodified stdio transport on a pair of pipes that stand in
+for fd 0 and 1.
+
+Why ``server/discover`` too. A client of both eras (Copilot CLI 1.0.102) probes with
+``server/discover`` first and, when no answer comes within its timeout (10 s for Copilot), falls
+back to ``initialize`` on the same connection, as the MCP spec allows on stdio. Left to the SDK,
+the probe is answered only once the SDK has loaded (seconds on a loaded machine); the SDK then
+locks the connection to the 2026 era and refuses the fallback with ``-32022``, and Copilot gives
+up on the server. Answered here, the probe comes back within Python's start-up. And should a
+client still give up on the probe before the SDK has read it, its fallback ``initialize`` is
+accepted: the probe is withdrawn from the SDK's queue and the ``initialize`` opens the
+connection instead (a client that sends ``initialize`` has, by its own account, not seen a
+``DiscoverResult``). Once the SDK has read the probe the era is the SDK's to decide, and it
+answers ``-32022`` naming its versions, on which a client is to probe again.
 
 Framing. Every line from the client is checked before anything else sees it, because the SDK
 drops a frame it cannot parse without a reply and the client then waits forever (reported
@@ -55,9 +69,16 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 SNAPSHOT_FILE = Path(__file__).with_name("mcp_handshake.json")
-#: Methods the front can answer from the snapshot (after its own ``initialize``).
+#: Methods the front can answer from the snapshot (after the opening it answered itself).
 STATIC_METHODS = ("ping", "tools/list", "prompts/list", "resources/list", "resources/templates/list")
-#: The id of the ``initialize`` replayed into the SDK; its reply never reaches the client.
+#: The opening request of each protocol era: the 2025 handshake, the 2026-07-28 probe.
+INITIALIZE = "initialize"
+DISCOVER = "server/discover"
+#: The 2026-07-28 per-request envelope in ``params._meta`` (and the server's name in results).
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+#: The id of the opening request replayed into the SDK; its reply never reaches the client.
 REPLAY_ID = "funes-front-replayed-initialize"
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
 _END = b"\x00funes-front-end\n"
@@ -211,6 +232,22 @@ def check_frame(line: bytes) -> Frame:
     return Frame(line, message, "request" if has_id else "notification")
 
 
+def _envelope_version(params: Any) -> str | None:
+    """The protocol version a 2026-07-28 request declares in its ``_meta`` envelope, if well formed."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or not isinstance(meta.get(CAPABILITIES_KEY), dict):
+        return None
+    version = meta.get(VERSION_KEY)
+    return version if isinstance(version, str) else None
+
+
+def _server_info(result: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a result names the server: ``serverInfo`` (handshake era) or the 2026 ``_meta`` entry."""
+    meta = result.get("_meta")
+    info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else result.get("serverInfo")
+    return info if isinstance(info, dict) else None
+
+
 def handshake_snapshot() -> dict[str, Any]:
     """The SDK server's handshake answers, as recorded in ``mcp_handshake.json``."""
     data: dict[str, Any] = json.loads(SNAPSHOT_FILE.read_text(encoding="utf-8"))
@@ -221,25 +258,29 @@ def handshake_snapshot() -> dict[str, Any]:
 _SDK_ONLY = "from funes_core.faces.mcp import serve; serve(None, front=False)"
 
 
-def _sdk_answers(version: str, python: str) -> dict[str, Any]:
-    """Run the SDK server over stdio; its answers to a handshake at ``version``, method by method."""
+def _sdk_answers(version: str, python: str, modern: bool) -> dict[str, Any]:
+    """Run the SDK server over stdio; its answers to an opening at ``version``, method by method."""
     import subprocess
 
-    methods = ["initialize", *STATIC_METHODS[1:]]
-    frames = [
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": version,
-                "capabilities": {},
-                "clientInfo": {"name": "funes-snapshot", "version": "0"},
+    client = {"name": "funes-snapshot", "version": "0"}
+    if modern:
+        meta = {VERSION_KEY: version, "io.modelcontextprotocol/clientInfo": client, CAPABILITIES_KEY: {}}
+        methods = [DISCOVER, *STATIC_METHODS[1:]]
+        frames = [
+            {"jsonrpc": "2.0", "id": i, "method": m, "params": {"_meta": meta}} for i, m in enumerate(methods)
+        ]
+    else:
+        methods = [INITIALIZE, *STATIC_METHODS[1:]]
+        frames = [
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": INITIALIZE,
+                "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": client},
             },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        *({"jsonrpc": "2.0", "id": i, "method": m} for i, m in enumerate(methods) if i),
-    ]
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            *({"jsonrpc": "2.0", "id": i, "method": m} for i, m in enumerate(methods) if i),
+        ]
     env = {**os.environ, "FUNES_LOG": "error"}
     answers: dict[str, Any] = {}
     with subprocess.Popen(
@@ -261,30 +302,41 @@ def _sdk_answers(version: str, python: str) -> dict[str, Any]:
 
 
 def record_snapshot(python: str | None = None) -> dict[str, Any]:
-    """What the SDK server answers to the handshake, for every protocol version it negotiates.
+    """What the SDK server answers to an opening, for every protocol version it serves.
 
     This is how ``mcp_handshake.json`` is made (``python -m funes_core.faces.mcp_front --write``)
-    and how the test proves the file is still exactly the SDK's answers. ``serverInfo.version``
-    is left out: the front fills in the running funes version.
+    and how the test proves the file is still exactly the SDK's answers. The server's version
+    (``serverInfo.version``, in 2026 results ``_meta``'s) is left out: the front fills in the
+    running funes version.
     """
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+    from mcp_types.version import (
+        HANDSHAKE_PROTOCOL_VERSIONS,
+        LATEST_HANDSHAKE_VERSION,
+        MODERN_PROTOCOL_VERSIONS,
+    )
 
     snapshot: dict[str, Any] = {
         "handshake_versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
         "latest_handshake": LATEST_HANDSHAKE_VERSION,
+        "modern_versions": list(MODERN_PROTOCOL_VERSIONS),
         "initialize": {},
+        "discover": {},
         "results": {},
     }
     from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=len(HANDSHAKE_PROTOCOL_VERSIONS)) as pool:
-        recorded = list(
-            pool.map(lambda v: _sdk_answers(v, python or sys.executable), HANDSHAKE_PROTOCOL_VERSIONS)
-        )
-    for version, answers in zip(HANDSHAKE_PROTOCOL_VERSIONS, recorded, strict=True):
-        init = answers.pop("initialize")
-        init["serverInfo"].pop("version", None)
-        snapshot["initialize"][version] = init
+    versions = [(v, False) for v in HANDSHAKE_PROTOCOL_VERSIONS] + [
+        (v, True) for v in MODERN_PROTOCOL_VERSIONS
+    ]
+    with ThreadPoolExecutor(max_workers=len(versions)) as pool:
+        recorded = list(pool.map(lambda vm: _sdk_answers(vm[0], python or sys.executable, vm[1]), versions))
+    for (version, modern), answers in zip(versions, recorded, strict=True):
+        for answer in answers.values():
+            info = _server_info(answer)
+            if info is not None:
+                info.pop("version", None)
+        opening = DISCOVER if modern else INITIALIZE
+        snapshot["discover" if modern else "initialize"][version] = answers.pop(opening)
         snapshot["results"][version] = answers
     return snapshot
 
@@ -320,8 +372,10 @@ class Front:
         self._start_sdk = start_sdk
         self._version = version
         self._snapshot: dict[str, Any] | None = None
+        #: The opening the front answered (``initialize`` or ``server/discover``) and its version.
+        self._opening: str | None = None
         self._negotiated: str | None = None
-        self._front_init_result: dict[str, Any] | None = None
+        self._front_opening_result: dict[str, Any] | None = None
         self._seen_request = False
         self._lock = threading.Lock()
         #: idle (not started), loading, ready, failed.
@@ -376,10 +430,10 @@ class Front:
             return
         if isinstance(message, dict) and "method" not in message and "id" in message:
             if message["id"] == REPLAY_ID:
-                said = self._front_init_result
+                said = self._front_opening_result
                 if said is not None and message.get("result") != said:
                     _log(
-                        "warning: mcp_handshake.json differs from the SDK's own initialize result: "
+                        f"warning: mcp_handshake.json differs from the SDK's own {self._opening} result: "
                         f"{_difference(message.get('result'), said)}"
                     )
                 return
@@ -394,41 +448,87 @@ class Front:
             self._snapshot = handshake_snapshot()
         return self._snapshot
 
+    def _recorded(self, table: str, version: str, method: str | None = None) -> dict[str, Any] | None:
+        """A copy of the snapshot's answer, stamped with the running version, or ``None``."""
+        answer = self._snapshot_data()[table].get(version)
+        if method is not None and answer is not None:
+            answer = answer.get(method)
+        if answer is None:
+            return None
+        result: dict[str, Any] = json.loads(json.dumps(answer))
+        info = _server_info(result)
+        if info is not None:
+            info["version"] = self._version
+        return result
+
+    def _opening_answer(self, method: str, params: Any) -> dict[str, Any] | None:
+        """The answer to a well-formed opening request (the connection's first), else ``None``."""
+        snapshot = self._snapshot_data()
+        if method == DISCOVER:
+            version = _envelope_version(params)
+            if version not in snapshot.get("modern_versions", ()):
+                return None  # no envelope, or a version the SDK will refuse with the precise error
+            return self._recorded("discover", version) if version is not None else None
+        if not isinstance(params, dict):
+            return None
+        version = params.get("protocolVersion")
+        client = params.get("clientInfo")
+        if not (
+            isinstance(version, str)
+            and isinstance(params.get("capabilities"), dict)
+            and isinstance(client, dict)
+            and isinstance(client.get("name"), str)
+            and isinstance(client.get("version"), str)
+        ):
+            return None  # the SDK gives the precise error
+        if version not in snapshot["handshake_versions"]:
+            version = snapshot["latest_handshake"]
+        return self._recorded("initialize", version)
+
     def _static_answer(self, frame: Frame) -> dict[str, Any] | None:
         """The snapshot's answer to ``frame`` when the front may give it, else ``None``."""
         assert frame.message is not None
         method = frame.method
         params = frame.message.get("params")
-        if method == "initialize":
-            if self._seen_request or not isinstance(params, dict):
+        if method in (INITIALIZE, DISCOVER):
+            if self._seen_request:
                 return None
-            version = params.get("protocolVersion")
-            client = params.get("clientInfo")
-            if not (
-                isinstance(version, str)
-                and isinstance(params.get("capabilities"), dict)
-                and isinstance(client, dict)
-                and isinstance(client.get("name"), str)
-                and isinstance(client.get("version"), str)
-            ):
-                return None  # the SDK gives the precise error
-            snapshot = self._snapshot_data()
-            negotiated = (
-                version if version in snapshot["handshake_versions"] else snapshot["latest_handshake"]
-            )
-            result: dict[str, Any] = json.loads(json.dumps(snapshot["initialize"][negotiated]))
-            result["serverInfo"]["version"] = self._version
-            self._negotiated = negotiated
-            self._front_init_result = result
+            result = self._opening_answer(method, params)
+            if result is not None:
+                self._opening = method
+                self._negotiated = (
+                    _envelope_version(params) if method == DISCOVER else result.get("protocolVersion")
+                )
+                self._front_opening_result = result
             return result
         if self._negotiated is None or method not in STATIC_METHODS:
             return None
         if params is not None and not (isinstance(params, dict) and set(params) <= {"_meta"}):
             return None  # a cursor, or anything else: the SDK decides
-        if method == "ping":
-            return {}
-        answer = self._snapshot_data()["results"][self._negotiated].get(method)
-        return json.loads(json.dumps(answer)) if answer is not None else None
+        if self._opening == DISCOVER:
+            # Every 2026 request carries its own envelope; one the SDK would refuse is its to answer.
+            if _envelope_version(params) != self._negotiated:
+                return None
+        elif method == "ping":
+            return {}  # the handshake era's ping (the 2026 era has none)
+        return self._recorded("results", self._negotiated, method)
+
+    def _withdraw_probe_locked(self, frame: Frame) -> None:
+        """A client's fallback ``initialize`` after the probe it gave up on: the probe is withdrawn.
+
+        Only while the SDK has not read anything and no other request of the client waits: then
+        nothing has been served in the 2026 era yet, and the ``initialize`` may open the connection
+        as if it came first (see the module docstring). Otherwise nothing changes.
+        """
+        if frame.method != INITIALIZE or self._opening != DISCOVER or self._state != "loading":
+            return
+        frames = [check_frame(data) for data in self._waiting]
+        if any(f.kind == "request" and f.id != REPLAY_ID for f in frames):
+            return
+        _log("the client gave up on server/discover and sent initialize: serving the handshake era")
+        self._waiting = [f.line for f in frames if f.id != REPLAY_ID]
+        self._opening = self._negotiated = self._front_opening_result = None
+        self._seen_request = False
 
     def handle(self, line: bytes) -> None:
         """One line from the client."""
@@ -448,9 +548,10 @@ class Front:
                 if frame.kind == "request":
                     reply = _error(frame.id, INTERNAL_ERROR, f"funes mcp: {self._failure}")
             else:
+                self._withdraw_probe_locked(frame)
                 answer = self._static_answer(frame) if frame.kind == "request" else None
                 if answer is not None:
-                    if frame.method == "initialize":
+                    if frame.method in (INITIALIZE, DISCOVER):
                         replay = {**frame.message, "id": REPLAY_ID}  # type: ignore[dict-item]
                         self._waiting.insert(0, json.dumps(replay, ensure_ascii=False).encode("utf-8"))
                     reply = {"jsonrpc": "2.0", "id": frame.id, "result": answer}
