@@ -1,10 +1,16 @@
-"""Install real agent CLIs (from npm or PyPI) into a cache folder, for end-to-end tests.
+"""Real agent CLIs for end-to-end tests: installed from npm or PyPI, and driven with ``funes``.
 
 The versions are pinned: an end-to-end test proves an integration against one known release,
 and a new release of the agent is a deliberate bump, not a surprise in CI. The cache folder
 (``$FUNES_AGENT_CACHE``, default ``~/.cache/funes-test-agents``) survives between runs, so only the
 first run pays for the download. When the registry cannot be reached, the test is skipped with
 the reason (and only then).
+
+Every such test does the same few things around the agent's own run, so they live here once:
+an environment that is a throwaway HOME (:func:`agent_env`), commands run to completion without
+a terminal (:func:`run`, :func:`ok`, :func:`funes`), and the question the whole exercise is about,
+whether the memory now holds a phrase (:func:`recalled`, :func:`wait_until_recalled`: the agent's
+hook indexes in the background, after the session has ended).
 """
 
 from __future__ import annotations
@@ -13,11 +19,29 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
 
-__all__ = ["AGENTS", "agent_cache", "npm_agent", "pypi_agent"]
+__all__ = [
+    "AGENTS",
+    "FUNES",
+    "agent_cache",
+    "agent_env",
+    "funes",
+    "npm_agent",
+    "ok",
+    "pypi_agent",
+    "recalled",
+    "run",
+    "slow_mcp_sdk",
+    "wait_until_recalled",
+]
+
+#: The ``funes`` of the environment running the tests (the one an install wires into the agent).
+FUNES = Path(sys.executable).parent / "funes"
 
 #: id -> (registry, package, version, executable)
 AGENTS: dict[str, tuple[str, str, str, str]] = {
@@ -113,3 +137,130 @@ def pypi_agent(agent_id: str) -> Path:
         shutil.rmtree(venv, ignore_errors=True)
         _skip_if_unreachable(proc, f"{package}=={version}")
     return binary
+
+
+def agent_env(
+    *,
+    home: Path,
+    funes_home: Path,
+    drop: Iterable[str] = (),
+    path: Iterable[Path] = (),
+    embedder: str | None = "hash",
+    **extra: str,
+) -> dict[str, str]:
+    """This process's environment made into a throwaway user's: nothing of the developer's own setup.
+
+    Variables starting with one of ``drop`` (the agent's own, such as ``CLAUDE_``), ``FUNES_`` or
+    ``PYTEST_`` are left out; HOME and FUNES_HOME are the given folders, ``path`` comes first on
+    PATH (the agent's executable), ``embedder`` is exported as ``FUNES_EMBEDDER`` (``None`` for the
+    packaged model: some agents start MCP servers with a filtered environment), and ``extra``
+    is added last.
+    """
+    prefixes = (*drop, "FUNES_", "PYTEST_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    env.update(
+        HOME=str(home),
+        FUNES_HOME=str(funes_home),
+        PATH=os.pathsep.join([*map(str, path), env.get("PATH", "")]),
+    )
+    if embedder is not None:
+        env["FUNES_EMBEDDER"] = embedder
+    env.update(extra)
+    return env
+
+
+def run(
+    argv: Sequence[str | Path], env: dict[str, str], cwd: Path | None = None, timeout: float = 180
+) -> subprocess.CompletedProcess[str]:
+    """Run a command to completion with no stdin (an agent waiting for input would hang the test)."""
+    return subprocess.run(
+        [str(a) for a in argv],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def ok(done: subprocess.CompletedProcess[str]) -> str:
+    """The output of a command that had to succeed; the failure shows what it printed on both streams."""
+    assert done.returncode == 0, f"{done.args!r} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def funes(*args: str | Path, env: dict[str, str], cwd: Path | None = None, timeout: float = 300) -> str:
+    """``funes ARGS`` (this environment's), which has to succeed; its output."""
+    return ok(run([FUNES, *args], env, cwd, timeout))
+
+
+def recalled(env: dict[str, str], cwd: Path | None, query: str, needle: str, *options: str) -> bool:
+    """Whether lexical recall of ``query`` shows ``needle`` (``False`` while there is no memory yet).
+
+    Lexical, so the answer does not depend on the embedder; ``options`` narrow it (``--harness``).
+    """
+    argv: list[str | Path] = [FUNES, "recall", query, "--profile", "lexical", "-k", "3", "--json", *options]
+    done = run(argv, env, cwd)
+    return done.returncode == 0 and needle in done.stdout
+
+
+def wait_until_recalled(
+    env: dict[str, str],
+    cwd: Path | None,
+    query: str,
+    needle: str,
+    *options: str,
+    since: float,
+    seconds: float = 30,
+) -> None:
+    """Poll :func:`recalled` until it holds: the agent's hook indexes after the session ended.
+
+    ``since`` is when the session ended (``time.monotonic()``). After ``seconds`` the test fails
+    with the end of every funes log (the hook logs say what was converted and started).
+    """
+    while not recalled(env, cwd, query, needle, *options):
+        if time.monotonic() > since + seconds:
+            logs = Path(env["FUNES_HOME"]) / "logs"
+            shown = (
+                {p.name: p.read_text(errors="replace")[-2000:] for p in logs.iterdir()}
+                if logs.is_dir()
+                else {}
+            )
+            pytest.fail(
+                f"{needle!r} was not recallable {seconds:.0f} s after the session ended; logs: {shown}"
+            )
+        time.sleep(0.5)
+
+
+_SLOW_SDK = """\
+import sys
+import time
+
+
+class SlowMcpSdk:
+    \"\"\"Delays the first import of the MCP SDK (``mcp``), as a loaded machine does.\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp":
+            sys.meta_path.remove(self)
+            time.sleep({seconds})
+        return None
+
+
+sys.meta_path.insert(0, SlowMcpSdk())
+"""
+
+
+def slow_mcp_sdk(folder: Path, seconds: float) -> str:
+    """A ``PYTHONPATH`` entry under which ``funes mcp`` loads its MCP SDK ``seconds`` late.
+
+    Under load the SDK's import takes seconds, and an agent's connector then sees a slow server:
+    this reproduces that on a quiet machine, deterministically (a ``sitecustomize`` that sleeps
+    before the first ``import mcp``; every other import, and every other funes command, is
+    untouched). Put it in the environment the agent starts ``funes mcp`` with.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(_SLOW_SDK.format(seconds=seconds), encoding="utf-8")
+    return str(folder)

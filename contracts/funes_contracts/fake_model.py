@@ -209,6 +209,15 @@ class FakeModel:
         """How many answers were tool calls (for assertions)."""
         return sum(1 for r in self.requests if r.get("answered_tool"))
 
+    def called(self, tool: str) -> bool:
+        """Whether some answer was a call to ``tool`` (as the agent offered it, namespace included)."""
+        return any(r.get("answered_tool") == tool for r in self.requests)
+
+    def saw(self, text: str) -> bool:
+        """Whether some request the agent sent holds ``text``: a tool result quoting the memory, say."""
+        bodies = [r["body"] for r in self.requests if r.get("body")]
+        return text in json.dumps(bodies, ensure_ascii=False)
+
     def _decide(self, api: str, body: dict[str, Any]) -> _Decision:
         results = _tool_results(api, body)
         if self.tool_pattern and not results:

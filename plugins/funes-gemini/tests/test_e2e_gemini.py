@@ -16,41 +16,19 @@ project folder:
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import npm_agent
+from funes_contracts.agent_cli import agent_env, funes, npm_agent, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
-FUNES = Path(sys.executable).parent / "funes"
 MARKER = "quokka lighthouse semaphore 5521"
 EXAMPLE_PHRASE = "sensor readings for tidepool"
-
-
-def run(
-    argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def ok(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 0, f"{done.args!r} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def found(env: dict[str, str], cwd: Path, query: str, needle: str) -> bool:
-    out = ok(run([str(FUNES), "recall", query, "--profile", "lexical", "-k", "3", "--json"], env, cwd))
-    return needle in out
 
 
 def test_gemini_end_to_end(tmp_path: Path) -> None:
@@ -59,16 +37,13 @@ def test_gemini_end_to_end(tmp_path: Path) -> None:
     funes_home, project = tmp_path / "funes-home", tmp_path / "project"
     for folder in (home, gemini_home / ".gemini", project):
         folder.mkdir(parents=True)
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_", "FUNES_", "PYTEST_"))
-    }
-    env.update(
-        HOME=str(home),
+    env = agent_env(
+        home=home,
+        funes_home=funes_home,
+        drop=("GEMINI_", "GOOGLE_"),
+        path=[gemini.parent],
         GEMINI_CLI_HOME=str(gemini_home),
-        FUNES_HOME=str(funes_home),
-        FUNES_EMBEDDER="hash",
         GEMINI_API_KEY="fake-key",
-        PATH=os.pathsep.join([str(gemini.parent), env.get("PATH", "")]),
     )
     settings = gemini_home / ".gemini" / "settings.json"
     # Current setting names only: Gemini rewrites the whole file when it migrates a deprecated one
@@ -82,8 +57,8 @@ def test_gemini_end_to_end(tmp_path: Path) -> None:
     )
     settings.write_text(original, encoding="utf-8")
 
-    ok(run([str(FUNES), "index", str(REPO / "examples" / "sessions")], env, project))
-    ok(run([str(FUNES), "integrations", "install", "gemini"], env, project, timeout=300))
+    funes("index", REPO / "examples" / "sessions", env=env, cwd=project)
+    funes("integrations", "install", "gemini", env=env, cwd=project)
     wired = json.loads(settings.read_text(encoding="utf-8"))
     assert wired["mcpServers"]["funes"]["args"][-1] == "mcp", wired
     assert "AfterAgent" in wired["hooks"], wired
@@ -107,27 +82,14 @@ def test_gemini_end_to_end(tmp_path: Path) -> None:
         ended = time.monotonic()
         print(f"gemini -p took {ended - started:.1f} s")
 
-    assert any(r.get("answered_tool") == "mcp_funes_recall" for r in model.requests), (
-        "recall was never called"
-    )
-    seen = json.dumps([r["body"] for r in model.requests if r.get("body")], ensure_ascii=False)
-    assert EXAMPLE_PHRASE in seen, "the tool result the model received holds a passage of the memory"
+    assert model.called("mcp_funes_recall"), "recall was never called"
+    assert model.saw(EXAMPLE_PHRASE), "the tool result the model received holds a passage of the memory"
     assert list((gemini_home / ".gemini" / "tmp").rglob("chats/session-*.jsonl")), (
         "chats live in GEMINI_CLI_HOME"
     )
 
-    deadline = ended + 30
-    while not found(env, project, MARKER, "5521"):
-        if time.monotonic() > deadline:
-            logs = funes_home / "logs"
-            shown = (
-                {p.name: p.read_text(errors="replace")[-2000:] for p in logs.iterdir()}
-                if logs.is_dir()
-                else {}
-            )
-            pytest.fail(f"the Gemini session was not recallable 30 s after it ended; logs: {shown}")
-        time.sleep(0.5)
+    wait_until_recalled(env, project, MARKER, "5521", since=ended)
 
-    ok(run([str(FUNES), "integrations", "remove", "gemini"], env, project))
+    funes("integrations", "remove", "gemini", env=env, cwd=project)
     assert settings.read_text(encoding="utf-8") == original, "settings.json is back to its original bytes"
-    assert found(env, project, MARKER, "5521"), "remove keeps the memory"
+    assert recalled(env, project, MARKER, "5521"), "remove keeps the memory"

@@ -17,41 +17,19 @@ prove they are honoured, a FUNES_HOME and a project folder:
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import npm_agent
+from funes_contracts.agent_cli import agent_env, funes, npm_agent, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
-FUNES = Path(sys.executable).parent / "funes"
 MARKER = "quokka lighthouse semaphore 4417"
 EXAMPLE_PHRASE = "sensor readings for tidepool"
-
-
-def run(
-    argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def ok(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 0, f"{done.args!r} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def found(env: dict[str, str], cwd: Path, query: str, needle: str) -> bool:
-    out = ok(run([str(FUNES), "recall", query, "--profile", "lexical", "-k", "3", "--json"], env, cwd))
-    return needle in out
 
 
 def test_opencode_end_to_end(tmp_path: Path) -> None:
@@ -60,18 +38,15 @@ def test_opencode_end_to_end(tmp_path: Path) -> None:
     funes_home, project = tmp_path / "funes-home", tmp_path / "project"
     for folder in (home, config_home / "opencode", data_home, project):
         folder.mkdir(parents=True)
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("OPENCODE_", "XDG_", "FUNES_", "PYTEST_"))
-    }
-    env.update(
-        HOME=str(home),
+    env = agent_env(
+        home=home,
+        funes_home=funes_home,
+        drop=("OPENCODE_", "XDG_"),
+        path=[opencode.parent],
         XDG_CONFIG_HOME=str(config_home),
         XDG_DATA_HOME=str(data_home),
-        FUNES_HOME=str(funes_home),
-        FUNES_EMBEDDER="hash",
         OPENCODE_DISABLE_MODELS_FETCH="1",
         OPENCODE_DISABLE_AUTOUPDATE="1",
-        PATH=os.pathsep.join([str(opencode.parent), env.get("PATH", "")]),
     )
     config = config_home / "opencode" / "opencode.json"
     plugin = config_home / "opencode" / "plugins" / "funes.js"
@@ -98,45 +73,24 @@ def test_opencode_end_to_end(tmp_path: Path) -> None:
         )
         config.write_text(original, encoding="utf-8")
 
-        ok(run([str(FUNES), "index", str(REPO / "examples" / "sessions")], env, project))
-        out = ok(run([str(FUNES), "integrations", "install", "opencode"], env, project, timeout=300))
-        assert "opencode" in out
+        funes("index", REPO / "examples" / "sessions", env=env, cwd=project)
+        assert "opencode" in funes("integrations", "install", "opencode", env=env, cwd=project)
         wired = json.loads(config.read_text(encoding="utf-8"))
         assert wired["mcp"]["funes"]["command"][-1] == "mcp", wired
         assert plugin.is_file() and "session.idle" in plugin.read_text(encoding="utf-8")
 
         started = time.monotonic()
-        ok(
-            run(
-                [str(opencode), "run", f"What did we decide about storage? {MARKER}"],
-                env,
-                project,
-                timeout=300,
-            )
-        )
+        ok(run([opencode, "run", f"What did we decide about storage? {MARKER}"], env, project, timeout=300))
         ended = time.monotonic()
         print(f"opencode run took {ended - started:.1f} s")
 
-    assert any(r.get("answered_tool") == "funes_recall" for r in model.requests), (
-        "funes_recall was never called"
-    )
-    seen = json.dumps([r["body"] for r in model.requests if r.get("body")], ensure_ascii=False)
-    assert EXAMPLE_PHRASE in seen, "the tool result the model received holds a passage of the memory"
+    assert model.called("funes_recall"), "funes_recall was never called"
+    assert model.saw(EXAMPLE_PHRASE), "the tool result the model received holds a passage of the memory"
     assert list((data_home / "opencode").glob("opencode*.db")), "OpenCode kept its database in XDG_DATA_HOME"
 
-    deadline = ended + 30
-    while not found(env, project, MARKER, "4417"):
-        if time.monotonic() > deadline:
-            logs = funes_home / "logs"
-            shown = (
-                {p.name: p.read_text(errors="replace")[-2000:] for p in logs.iterdir()}
-                if logs.is_dir()
-                else {}
-            )
-            pytest.fail(f"the OpenCode session was not recallable 30 s after it ended; logs: {shown}")
-        time.sleep(0.5)
+    wait_until_recalled(env, project, MARKER, "4417", since=ended)
 
-    ok(run([str(FUNES), "integrations", "remove", "opencode"], env, project))
+    funes("integrations", "remove", "opencode", env=env, cwd=project)
     assert config.read_text(encoding="utf-8") == original, "opencode.json is back to its original bytes"
     assert not plugin.exists(), "the capture plugin is gone"
-    assert found(env, project, MARKER, "4417"), "remove keeps the memory"
+    assert recalled(env, project, MARKER, "4417"), "remove keeps the memory"
