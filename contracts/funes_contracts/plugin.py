@@ -63,7 +63,7 @@ def requirement_of(item: pytest.Item) -> str | None:
     if marker is None or not marker.args:
         return None
     value = marker.args[0]
-    return value if isinstance(value, str) else None
+    return requirements.resolve(value, getattr(item, "cls", None)) if isinstance(value, str) else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

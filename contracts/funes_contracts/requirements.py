@@ -14,7 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["REQUIREMENTS", "ROLES", "Requirement", "get", "render_markdown"]
+__all__ = ["REQUIREMENTS", "ROLES", "Requirement", "get", "render_markdown", "resolve"]
+
+
+def resolve(rid: str, cls: type | None) -> str:
+    """A test's requirement id with ``{role}`` filled in from its contract class's ``role``.
+
+    A test shared by both wiring roles is written once and marked ``{role}:idempotent``; run in
+    ``HookInstallerContract`` it checks ``installer:idempotent``, in ``ToolRegistrarContract``
+    ``registrar:idempotent``.
+    """
+    role = getattr(cls, "role", None)
+    return rid.replace("{role}", role) if "{role}" in rid and isinstance(role, str) else rid
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import pytest
 import funes_contracts
 from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
 from funes_contracts.models import EmbedderContract, RerankerContract
-from funes_contracts.requirements import REQUIREMENTS, ROLES, render_markdown
+from funes_contracts.requirements import REQUIREMENTS, ROLES, render_markdown, resolve
 from funes_core.host.api import CONTRACT_VERSION
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ def contract_tests() -> list[tuple[type, str, str | None]]:
             if not name.startswith("test_"):
                 continue
             marks = [m for m in getattr(fn, "pytestmark", []) if m.name == "requirement"]
-            found.append((cls, name, marks[0].args[0] if marks else None))
+            found.append((cls, name, resolve(marks[0].args[0], cls) if marks else None))
     return found
 
 
