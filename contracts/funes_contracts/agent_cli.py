@@ -10,7 +10,9 @@ Every such test does the same few things around the agent's own run, so they liv
 an environment that is a throwaway HOME (:func:`agent_env`), commands run to completion without
 a terminal (:func:`run`, :func:`ok`, :func:`funes`), and the question the whole exercise is about,
 whether the memory now holds a phrase (:func:`recalled`, :func:`wait_until_recalled`: the agent's
-hook indexes in the background, after the session has ended).
+hook indexes in the background, after the session has ended). What a loaded machine does by chance
+is made to happen on purpose instead of timed: an MCP SDK that loads late (:func:`slow_mcp_sdk`), a
+funes that a hook starts but that runs only when the test says so (:func:`held`).
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ import pytest
 __all__ = [
     "AGENTS",
     "FUNES",
+    "PATIENCE",
     "agent_cache",
     "agent_env",
     "funes",
+    "held",
     "npm_agent",
     "ok",
     "pypi_agent",
@@ -42,6 +46,11 @@ __all__ = [
 
 #: The ``funes`` of the environment running the tests (the one an install wires into the agent).
 FUNES = Path(sys.executable).parent / "funes"
+
+#: How long a test waits for what happens in the background (a hook's indexer) before it fails: a
+#: guard against a hang, not a speed goal. A loaded CI machine is slow, and slow is no failure;
+#: how fast it is belongs to ``bench/``.
+PATIENCE = 300.0
 
 #: id -> (registry, package, version, executable)
 AGENTS: dict[str, tuple[str, str, str, str]] = {
@@ -213,12 +222,13 @@ def wait_until_recalled(
     needle: str,
     *options: str,
     since: float,
-    seconds: float = 30,
+    seconds: float = PATIENCE,
 ) -> None:
     """Poll :func:`recalled` until it holds: the agent's hook indexes after the session ended.
 
-    ``since`` is when the session ended (``time.monotonic()``). After ``seconds`` the test fails
-    with the end of every funes log (the hook logs say what was converted and started).
+    ``since`` is when the session ended (``time.monotonic()``). After ``seconds`` (a hang guard,
+    see :data:`PATIENCE`) the test fails with the end of every funes log (the hook logs say what
+    was converted and started).
     """
     while not recalled(env, cwd, query, needle, *options):
         if time.monotonic() > since + seconds:
@@ -264,3 +274,35 @@ def slow_mcp_sdk(folder: Path, seconds: float) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "sitecustomize.py").write_text(_SLOW_SDK.format(seconds=seconds), encoding="utf-8")
     return str(folder)
+
+
+_HELD = """\
+#!{python}
+import os, sys, time
+
+gate, command = {gate!r}, {command!r}
+deadline = time.monotonic() + {patience!r}
+while not os.path.exists(gate):
+    if time.monotonic() > deadline:  # the test is gone: never run, never linger
+        sys.exit(75)
+    time.sleep(0.02)
+os.execv(command[0], [*command, *sys.argv[1:]])
+"""
+
+
+def held(path: Path, command: Sequence[str | Path], gate: Path) -> Path:
+    """An executable at ``path`` that waits until ``gate`` exists, then becomes ``command`` + its arguments.
+
+    Put it where a hook runs funes: when the hook has returned and the held funes has not run yet,
+    the hook did not wait for it, proven without a clock (the test creates ``gate`` only after
+    the hook returned, however long either took). A held funes whose gate never comes exits 75
+    after :data:`PATIENCE`.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    argv = [str(part) for part in command]
+    path.write_text(
+        _HELD.format(python=sys.executable, gate=str(gate), command=argv, patience=PATIENCE),
+        encoding="utf-8",
+    )
+    path.chmod(0o755)
+    return path

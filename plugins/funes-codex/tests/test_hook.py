@@ -12,16 +12,16 @@ from pathlib import Path
 import pytest
 
 from funes_codex.hook import find_rollout, locate
+from funes_contracts.agent_cli import PATIENCE, held
 from funes_core import HookSources
 
 SID = "01a22762-e11b-7130-b1e4-fdc7dc5fd268"
 
-#: A stand-in for funes: records its argv and FUNES_HOME, then sleeps (the hook must not wait).
+#: A stand-in for funes: records its argv and FUNES_HOME.
 FAKE_FUNES = """#!{python}
-import json, os, sys, time
+import json, os, sys
 with open(sys.argv[1], "w") as fh:
     json.dump({{"argv": sys.argv[2:], "funes_home": os.environ.get("FUNES_HOME")}}, fh)
-time.sleep(5)
 """
 
 
@@ -61,35 +61,48 @@ def test_the_event_is_located_in_the_codex_home_of_the_agents_environment(tmp_pa
     assert locate({"session_id": SID}, {"HOME": str(tmp_path / "home")}) is None
 
 
-def run_hook(tmp_path: Path, stdin: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], float]:
+def fake_funes(tmp_path: Path) -> tuple[Path, Path]:
+    """The stand-in funes, and the record it writes when it runs (:data:`FAKE_FUNES`)."""
+    fake = tmp_path / "fake-funes"
+    fake.write_text(FAKE_FUNES.format(python=sys.executable), encoding="utf-8")
+    fake.chmod(0o755)
+    return fake, tmp_path / "record.json"
+
+
+def recorded(record: Path) -> dict[str, object]:
+    """What the stand-in funes recorded, once the hook's detached start of it has run."""
+    deadline = time.monotonic() + PATIENCE  # a hang guard, not a speed goal
+    while not record.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    loaded: dict[str, object] = json.loads(record.read_text(encoding="utf-8"))
+    return loaded
+
+
+def run_hook(tmp_path: Path, stdin: str, *extra: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, HOME=str(tmp_path / "home"), CODEX_HOME=str(tmp_path / "codex"))
-    started = time.monotonic()
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-I", "-m", "funes_codex.hook", *extra],
         input=stdin,
         capture_output=True,
         text=True,
         env=env,
-        timeout=30,
+        timeout=120,  # a hang guard
     )
-    return done, time.monotonic() - started
 
 
-def test_the_hook_starts_funes_detached_and_returns_at_once(tmp_path: Path) -> None:
-    fake = tmp_path / "fake-funes"
-    fake.write_text(FAKE_FUNES.format(python=sys.executable), encoding="utf-8")
-    fake.chmod(0o755)
-    record = tmp_path / "record.json"
+def test_the_hook_starts_funes_detached_and_never_waits_for_it(tmp_path: Path) -> None:
+    """funes is held at a gate the test opens only after the hook returned: no clock involved."""
+    fake, record = fake_funes(tmp_path)
+    gate = tmp_path / "gate"
     given = rollout(tmp_path / "codex", "2026/03/01")
     event = json.dumps({"session_id": SID, "transcript_path": str(given), "hook_event_name": "Stop"})
     funes_home = tmp_path / "fh"
-    done, seconds = run_hook(tmp_path, event, "--funes-home", str(funes_home), "--", str(fake), str(record))
+    held_funes = held(tmp_path / "held-funes", [fake], gate)
+    done = run_hook(tmp_path, event, "--funes-home", str(funes_home), "--", str(held_funes), str(record))
     assert done.returncode == 0 and done.stdout == "", done.stderr
-    assert seconds < 2.0, "the hook waited for funes"
-    deadline = time.monotonic() + 10
-    while not record.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    seen = json.loads(record.read_text(encoding="utf-8"))
+    assert not record.exists(), "the hook returned while the funes it started was still held"
+    gate.touch()
+    seen = recorded(record)
     assert seen == {
         "argv": [
             "integrations",
@@ -106,7 +119,7 @@ def test_the_hook_starts_funes_detached_and_returns_at_once(tmp_path: Path) -> N
 @pytest.mark.parametrize("stdin", ["", "not json", "[1, 2]", json.dumps({"session_id": "nowhere"})])
 def test_the_hook_always_exits_zero_quietly(tmp_path: Path, stdin: str) -> None:
     funes_home = tmp_path / "fh"
-    done, _ = run_hook(tmp_path, stdin, "--funes-home", str(funes_home), "--", "/nonexistent/funes")
+    done = run_hook(tmp_path, stdin, "--funes-home", str(funes_home), "--", "/nonexistent/funes")
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert "no transcript to convert" in (funes_home / "logs" / "codex-hook.log").read_text(encoding="utf-8")
 
@@ -114,7 +127,7 @@ def test_the_hook_always_exits_zero_quietly(tmp_path: Path, stdin: str) -> None:
 def test_a_funes_that_cannot_start_is_logged_not_raised(tmp_path: Path) -> None:
     given = rollout(tmp_path / "codex", "2026/03/01")
     funes_home = tmp_path / "fh"
-    done, _ = run_hook(
+    done = run_hook(
         tmp_path,
         json.dumps({"transcript_path": str(given)}),
         "--funes-home",
@@ -127,10 +140,7 @@ def test_a_funes_that_cannot_start_is_logged_not_raised(tmp_path: Path) -> None:
 
 
 def test_without_a_recorded_command_the_hook_runs_funes_bin(tmp_path: Path) -> None:
-    fake = tmp_path / "fake-funes"
-    fake.write_text(FAKE_FUNES.format(python=sys.executable), encoding="utf-8")
-    fake.chmod(0o755)
-    record = tmp_path / "record.json"
+    fake, record = fake_funes(tmp_path)
     given = rollout(tmp_path / "codex", "2026/03/01")
     env = dict(os.environ, HOME=str(tmp_path / "home"), FUNES_BIN=f"{fake} {record}")
     env["FUNES_HOME"] = str(tmp_path / "fh")
@@ -140,10 +150,7 @@ def test_without_a_recorded_command_the_hook_runs_funes_bin(tmp_path: Path) -> N
         capture_output=True,
         text=True,
         env=env,
-        timeout=30,
+        timeout=120,  # a hang guard
     )
     assert done.returncode == 0
-    deadline = time.monotonic() + 10
-    while not record.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert json.loads(record.read_text(encoding="utf-8"))["funes_home"] == str(tmp_path / "fh")
+    assert recorded(record)["funes_home"] == str(tmp_path / "fh")
