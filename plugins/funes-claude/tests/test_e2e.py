@@ -12,7 +12,7 @@ the whole life of the integration and checks each step from the outside:
 4. ``claude -p`` runs a real session in which the fake model calls ``mcp__funes__recall`` and
    receives a passage of the example sessions;
 5. the ``Stop`` hook converts that new session and indexes it in the background: a phrase that
-   only the prompt contained becomes recallable within 30 s;
+   only the prompt contained becomes recallable;
 6. ``funes integrations remove claude``: ``claude mcp list`` no longer shows funes and
    ``settings.json`` is back to its original bytes.
 
@@ -24,24 +24,20 @@ cannot be reached (``funes_contracts.agent_cli``).
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import time
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import npm_agent
+from funes_contracts.agent_cli import FUNES, agent_env, npm_agent, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
-FUNES = Path(sys.executable).parent / "funes"
 #: Only the prompt of the new session contains these words.
 MARKER = "quokka lighthouse semaphore 7731"
 #: Only the session that existed before install contains this.
@@ -55,30 +51,6 @@ ORIGINAL_SETTINGS = (
 )
 
 
-def run(
-    argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout
-    )
-
-
-def ok(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 0, f"{done.args!r} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def recall_json(env: dict[str, str], cwd: Path, query: str) -> list[dict[str, object]]:
-    out = ok(run([str(FUNES), "recall", query, "--profile", "lexical", "-k", "3", "--json"], env, cwd))
-    data = json.loads(out)
-    hits = data.get("hits", data) if isinstance(data, dict) else data
-    return hits if isinstance(hits, list) else []
-
-
-def found(env: dict[str, str], cwd: Path, query: str, needle: str) -> bool:
-    return any(needle in json.dumps(hit, ensure_ascii=False) for hit in recall_json(env, cwd, query))
-
-
 def test_claude_code_end_to_end(tmp_path: Path) -> None:
     claude = npm_agent("claude")
     assert FUNES.is_file(), f"{FUNES} is missing: run the tests with the workspace's venv"
@@ -90,16 +62,11 @@ def test_claude_code_end_to_end(tmp_path: Path) -> None:
     existing = home / ".claude" / "projects" / "-home-dev-src-tidepool"
     existing.mkdir(parents=True)
     shutil.copy(FIXTURES / "cases" / "basic" / "5d1c7a3e-2b4f-4c8e-9a61-0f3b8d2e7c45.jsonl", existing)
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("ANTHROPIC_", "CLAUDE_", "FUNES_", "PYTEST_"))
-    }
-    env.update(
-        HOME=str(home),
-        FUNES_HOME=str(funes_home),
-        FUNES_EMBEDDER="hash",
-        PATH=os.pathsep.join([str(claude.parent), env.get("PATH", "")]),
+    env = agent_env(
+        home=home,
+        funes_home=funes_home,
+        drop=("ANTHROPIC_", "CLAUDE_"),
+        path=[claude.parent],
         DISABLE_TELEMETRY="1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
     )
@@ -119,7 +86,7 @@ def test_claude_code_end_to_end(tmp_path: Path) -> None:
     hooks = json.loads(settings.read_text(encoding="utf-8"))["hooks"]
     assert set(hooks) == {"PreToolUse", "Stop", "SubagentStop", "SessionEnd"}
     assert "funes_claude.hook" in hooks["Stop"][0]["hooks"][0]["command"]
-    assert found(env, project, SEEDED, SEEDED), "install seeded and indexed the existing session"
+    assert recalled(env, project, SEEDED, SEEDED), "install seeded and indexed the existing session"
 
     # 3. Claude Code sees the server.
     step("claude mcp list")
@@ -157,13 +124,7 @@ def test_claude_code_end_to_end(tmp_path: Path) -> None:
 
     # 5. The hooks converted and indexed the new session in the background.
     step("hook indexed")
-    deadline = session_ended + 30
-    while not found(env, project, MARKER, "7731"):
-        assert time.monotonic() < deadline, (
-            "the new session was not recallable 30 s after it ended; hook log:\n"
-            + (funes_home / "logs" / "claude-hook.log").read_text(encoding="utf-8", errors="replace")
-        )
-        time.sleep(0.5)
+    wait_until_recalled(env, project, MARKER, "7731", since=session_ended)
     log = (funes_home / "logs" / "claude-hook.log").read_text(encoding="utf-8")
     assert "Stop: " in log and "worker" in log, log
 
@@ -173,7 +134,7 @@ def test_claude_code_end_to_end(tmp_path: Path) -> None:
     listed = ok(run([str(claude), "mcp", "list"], env, project))
     assert not any(line.startswith("funes:") for line in listed.splitlines()), listed
     assert settings.read_text(encoding="utf-8") == ORIGINAL_SETTINGS
-    assert found(env, project, MARKER, "7731"), "remove keeps the memory"
+    assert recalled(env, project, MARKER, "7731"), "remove keeps the memory"
     step("end")
 
     names = list(timings)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from funes_contracts.agent_cli import PATIENCE
+
 FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
 FUNES = Path(sys.executable).parent / "funes"
 SESSION = FIXTURES / "cases" / "basic" / "5d1c7a3e-2b4f-4c8e-9a61-0f3b8d2e7c45.jsonl"
@@ -93,7 +95,7 @@ def test_a_changed_override_is_logged_by_the_hook_and_reported_by_check(
     text = log.read_text(encoding="utf-8")
     assert f"CLAUDE_CONFIG_DIR was {first} at install, is {second} now" in text, text
     spooled = Path(env["FUNES_HOME"]) / "spool" / "claude"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PATIENCE  # a hang guard, not a speed goal
     while "converted" not in log.read_text(encoding="utf-8") and not list(spooled.glob("*.funes.jsonl")):
         assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
         time.sleep(0.5)

@@ -8,39 +8,18 @@ a new session must still be captured by the hook in that ``CODEX_HOME``.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import npm_agent
+from funes_contracts.agent_cli import agent_env, funes, npm_agent, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
-FUNES = Path(sys.executable).parent / "funes"
 ARCHIVED = "narwhal trombone 8812"
 LIVE = "axolotl harmonica 3391"
-
-
-def run(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=180
-    )
-
-
-def ok(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 0, f"{done.args!r} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
-
-
-def found(env: dict[str, str], cwd: Path, needle: str) -> bool:
-    argv = [str(FUNES), "recall", needle, "--harness", "codex", "--profile", "lexical", "--json"]
-    done = run(argv, env, cwd)  # exits 1 while there is no index at all
-    return done.returncode == 0 and needle in done.stdout
 
 
 def test_codex_home_and_archived_sessions(tmp_path: Path) -> None:
@@ -49,14 +28,13 @@ def test_codex_home_and_archived_sessions(tmp_path: Path) -> None:
     funes_home, project = tmp_path / "funes-home", tmp_path / "project"
     for folder in (home, codex_home, project):
         folder.mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CODEX_", "FUNES_", "PYTEST_"))}
-    env.update(
-        HOME=str(home),
+    env = agent_env(
+        home=home,
+        funes_home=funes_home,
+        drop=("CODEX_",),
+        path=[codex.parent],
         CODEX_HOME=str(codex_home),
-        FUNES_HOME=str(funes_home),
-        FUNES_EMBEDDER="hash",
         FAKE_API_KEY="sk-fake",
-        PATH=f"{codex.parent}{os.pathsep}{env.get('PATH', '')}",
     )
     exec_argv = [str(codex), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust"]
     with FakeModel(reply="Noted.") as model:
@@ -72,20 +50,16 @@ def test_codex_home_and_archived_sessions(tmp_path: Path) -> None:
         assert (codex_home / "archived_sessions" / rollout.name).is_file(), "codex archive moved the rollout"
         assert not rollout.exists()
 
-        info = ok(run([str(FUNES), "integrations", "info", "codex"], env, project))
+        info = funes("integrations", "info", "codex", env=env, cwd=project)
         assert (
             f"{codex_home / 'archived_sessions'} (rollouts `codex archive` moved), from $CODEX_HOME" in info
         ), info
-        ok(run([str(FUNES), "integrations", "install", "codex"], env, project))
+        funes("integrations", "install", "codex", env=env, cwd=project)
         assert not (home / ".codex").exists(), "nothing was written to the default ~/.codex"
-        assert found(env, project, ARCHIVED), "the archived session was seeded and indexed"
+        seeded = recalled(env, project, ARCHIVED, ARCHIVED, "--harness", "codex")
+        assert seeded, "the archived session was seeded and indexed"
 
         ok(run([*exec_argv, f"And the {LIVE}."], env, project))
         ended = time.monotonic()
-    while not found(env, project, LIVE):
-        log = funes_home / "logs" / "codex-hook.log"
-        assert time.monotonic() < ended + 30, (
-            log.read_text(errors="replace") if log.is_file() else "no hook log"
-        )
-        time.sleep(0.5)
-    ok(run([str(FUNES), "integrations", "remove", "codex"], env, project))
+    wait_until_recalled(env, project, LIVE, LIVE, "--harness", "codex", since=ended)
+    funes("integrations", "remove", "codex", env=env, cwd=project)

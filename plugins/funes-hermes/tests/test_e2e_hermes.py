@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import pypi_agent
+from funes_contracts.agent_cli import PATIENCE, pypi_agent
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -101,7 +101,7 @@ def test_a_real_hermes_session_recalls_and_is_remembered(tmp_path: Path) -> None
     assert "Recalled it." in answer
 
     # The hook ran inside Hermes' turn; the indexing it started runs on its own. Poll recall.
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE  # a hang guard, not a speed goal
     while True:
         found = run([str(FUNES), "recall", "pelican migration schedule for the aviary"], env)
         first_hit = found.split("\n---\n")[0]

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from funes_contracts import files
-from funes_contracts.agent_cli import npm_agent
+from funes_contracts.agent_cli import PATIENCE, npm_agent
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -155,8 +155,8 @@ def test_pi_recalls_through_funes_and_its_turns_are_indexed(world: dict[str, Any
     assert len(sessions) == 1, "pi wrote its session into PI_CODING_AGENT_DIR"
     session_id = sessions[0].stem
 
-    # The hook runs detached: wait (30 s at most) until the whole session is in the memory.
-    deadline = time.monotonic() + 30
+    # The hook runs detached: wait until the whole session is in the memory (a hang guard).
+    deadline = time.monotonic() + PATIENCE
     read = ""
     while time.monotonic() < deadline:
         read = _run([str(FUNES), "get", session_id], env, project).stdout
@@ -189,13 +189,11 @@ def test_a_broken_funes_never_breaks_pi(world: dict[str, Any]) -> None:
     config_path.write_text(json.dumps(config))
     with FakeModel(tool_pattern=r"recall$", reply=REPLY) as model:
         (agent / "models.json").write_text(_models_json(model), encoding="utf-8")
-        started = time.monotonic()
         done = _run(
             [str(world["pi"]), "--offline", "-p", "--model", "fake/fake-model", "hello"], env, project
         )
-        elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stdout + done.stderr
     assert REPLY in done.stdout
-    assert "funes memory tools unavailable" in done.stderr
+    # The extension noticed the exit itself, rather than waiting for a request to time out.
+    assert "funes memory tools unavailable: funes mcp exited (3)" in done.stderr, done.stderr
     assert not any(name.startswith("mcp__funes__") for name in _offered(model))
-    assert elapsed < 45, "a failing MCP server must not hold pi up"
