@@ -75,6 +75,24 @@ def funes_register_converters():
 """
 
 
+def good_dist(
+    site: Path, tmp_path: Path, dist: str, version: str, ident: str, entry: str | None = None
+) -> str:
+    """Install ``dist`` whose plugin (entry point ``entry``, else ``ident``) registers converter ``ident``.
+
+    Returns its module's name (unique to the test).
+    """
+    module = _unique(tmp_path, dist.replace("-", "_"))
+    make_dist(
+        site,
+        dist,
+        version,
+        modules={module: GOOD.format(cls="Good", ident=ident)},
+        entry_points={entry or ident: module},
+    )
+    return module
+
+
 # -- discovery ---------------------------------------------------------------------------------
 
 
@@ -228,21 +246,8 @@ def test_hookimpl_asking_for_an_unknown_argument_is_skipped(site: Path, tmp_path
 
 
 def test_two_distributions_claiming_one_id_are_refused_naming_both(site: Path, tmp_path: Path) -> None:
-    a, b = _unique(tmp_path, "funes_twin_a"), _unique(tmp_path, "funes_twin_b")
-    make_dist(
-        site,
-        "funes-twin-a",
-        "1.0",
-        modules={a: GOOD.format(cls="A", ident="twin")},
-        entry_points={"twin-a": a},
-    )
-    make_dist(
-        site,
-        "funes-twin-b",
-        "2.0",
-        modules={b: GOOD.format(cls="B", ident="twin")},
-        entry_points={"twin-b": b},
-    )
+    good_dist(site, tmp_path, "funes-twin-a", "1.0", "twin", entry="twin-a")
+    good_dist(site, tmp_path, "funes-twin-b", "2.0", "twin", entry="twin-b")
     pm, err = manager(site)
     assert pm.integrations() == {}
     assert err.getvalue() == (
@@ -254,13 +259,8 @@ def test_two_distributions_claiming_one_id_are_refused_naming_both(site: Path, t
 
 
 def test_two_distributions_with_one_entry_point_name_are_refused(site: Path, tmp_path: Path) -> None:
-    a, b = _unique(tmp_path, "funes_same_a"), _unique(tmp_path, "funes_same_b")
-    make_dist(
-        site, "funes-same-a", "1.0", modules={a: GOOD.format(cls="A", ident="same")}, entry_points={"same": a}
-    )
-    make_dist(
-        site, "funes-same-b", "1.0", modules={b: GOOD.format(cls="B", ident="same")}, entry_points={"same": b}
-    )
+    a = good_dist(site, tmp_path, "funes-same-a", "1.0", "same")
+    b = good_dist(site, tmp_path, "funes-same-b", "1.0", "same")
     pm, err = manager(site)
     assert "refused plugin same: provided by funes-same-a 1.0 and funes-same-b 1.0" in err.getvalue()
     assert pm.integrations() == {}
@@ -272,17 +272,8 @@ def test_two_distributions_with_one_entry_point_name_are_refused(site: Path, tmp
 
 @pytest.fixture
 def two_plugins(site: Path, tmp_path: Path) -> Path:
-    a, b = _unique(tmp_path, "funes_alpha"), _unique(tmp_path, "funes_beta")
-    make_dist(
-        site,
-        "funes-alpha",
-        "1.0",
-        modules={a: GOOD.format(cls="A", ident="alpha")},
-        entry_points={"alpha": a},
-    )
-    make_dist(
-        site, "funes-beta", "1.0", modules={b: GOOD.format(cls="B", ident="beta")}, entry_points={"beta": b}
-    )
+    good_dist(site, tmp_path, "funes-alpha", "1.0", "alpha")
+    good_dist(site, tmp_path, "funes-beta", "1.0", "beta")
     return site
 
 
