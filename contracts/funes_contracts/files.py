@@ -3,7 +3,9 @@
 The mutators derive the awkward inputs the suite needs (an earlier state of a growing transcript,
 a torn last record, a garbage record) from an author's sample sessions, so an author whose agent
 writes JSON lines ships nothing extra. Authors of other formats override the matching method of
-:class:`~funes_contracts.ConverterContract` instead.
+:class:`~funes_contracts.ConverterContract` instead; for an agent that keeps its sessions in
+SQLite, :func:`sqlite_fixture` builds a sample database from reviewable SQL and
+:func:`sqlite_databases` opens a copied case's databases for those mutations.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import io
 import json
 import os
 import shutil
+import sqlite3
 import stat
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,8 @@ __all__ = [
     "long_filler",
     "read_only",
     "snapshot",
+    "sqlite_databases",
+    "sqlite_fixture",
     "tear_lines",
 ]
 
@@ -159,6 +165,32 @@ def read_only(root: Path) -> Iterator[None]:
         for path, mode in modes.items():
             with contextlib.suppress(OSError):
                 os.chmod(path, mode)
+
+
+def sqlite_fixture(target: Path, script: str) -> Path:
+    """Create the database ``target`` from the SQL ``script``, as an agent leaves one on disk.
+
+    Any earlier ``target`` (and its ``-wal``/``-shm`` files) is replaced; pages are small and the
+    file vacuumed, so the fixture stays small in the repository; the journal is in WAL mode.
+    """
+    for stale in (target, target.with_name(target.name + "-wal"), target.with_name(target.name + "-shm")):
+        stale.unlink(missing_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(target)) as conn:
+        conn.execute("PRAGMA page_size = 1024")
+        conn.executescript(script)
+        conn.commit()
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA journal_mode = WAL")
+    return target
+
+
+def sqlite_databases(folder: Path, pattern: str) -> Iterator[sqlite3.Connection]:
+    """Each database under ``folder`` named like ``pattern``, open; committed once the caller moves on."""
+    for db in sorted(folder.rglob(pattern)):
+        with closing(sqlite3.connect(db)) as conn:
+            yield conn
+            conn.commit()
 
 
 def _golden_texts(expected: Path) -> list[str]:

@@ -14,8 +14,9 @@ import json
 import sqlite3
 import sys
 from collections.abc import Iterator
-from contextlib import closing
 from pathlib import Path
+
+from funes_contracts.files import sqlite_databases, sqlite_fixture
 
 __all__ = [
     "FIXTURES",
@@ -42,16 +43,7 @@ def script_for(sql: str) -> str:
 
 def build_db(sql: str, target: Path) -> Path:
     """Create ``target`` (replacing it) from ``sql`` run through :func:`script_for`; WAL mode, like Hermes."""
-    for stale in (target, target.with_name(target.name + "-wal"), target.with_name(target.name + "-shm")):
-        stale.unlink(missing_ok=True)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with closing(sqlite3.connect(target)) as conn:
-        conn.execute("PRAGMA page_size = 1024")
-        conn.executescript(script_for(sql))
-        conn.commit()
-        conn.execute("VACUUM")
-        conn.execute("PRAGMA journal_mode = WAL")
-    return target
+    return sqlite_fixture(target, script_for(sql))
 
 
 def rebuild_fixtures(root: Path = FIXTURES) -> list[Path]:
@@ -63,10 +55,7 @@ def rebuild_fixtures(root: Path = FIXTURES) -> list[Path]:
 
 
 def _databases(folder: Path) -> Iterator[sqlite3.Connection]:
-    for db in sorted(folder.rglob("state.db")):
-        with closing(sqlite3.connect(db)) as conn:
-            yield conn
-            conn.commit()
+    return sqlite_databases(folder, "state.db")
 
 
 def make_earlier(folder: Path) -> bool:
