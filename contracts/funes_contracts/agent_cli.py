@@ -7,9 +7,10 @@ first run pays for the download. When the registry cannot be reached, the test i
 the reason (and only then).
 
 Every such test does the same few things around the agent's own run, so they live here once:
-an environment that is a throwaway HOME (:func:`agent_env`), commands run to completion without
-a terminal (:func:`run`, :func:`ok`, :func:`funes`), and the question the whole exercise is about,
-whether the memory now holds a phrase (:func:`recalled`, :func:`wait_until_recalled`: the agent's
+a throwaway user of the agent (:func:`agent_world`: its folders, and an environment that is a
+throwaway HOME, :func:`agent_env`), commands run to completion without a terminal (:func:`run`,
+:func:`ok`, :func:`funes`), and the question the whole exercise is about, whether the memory now
+holds a phrase (:func:`recalled`, :func:`wait_until_recalled`: the agent's
 hook indexes in the background, after the session has ended). What a loaded machine does by chance
 is made to happen on purpose instead of timed: an MCP SDK that loads late (:func:`slow_mcp_sdk`), a
 funes that a hook starts but that runs only when the test says so (:func:`held`).
@@ -24,6 +25,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -31,8 +33,10 @@ __all__ = [
     "AGENTS",
     "FUNES",
     "PATIENCE",
+    "AgentWorld",
     "agent_cache",
     "agent_env",
+    "agent_world",
     "funes",
     "held",
     "npm_agent",
@@ -176,6 +180,50 @@ def agent_env(
         env["FUNES_EMBEDDER"] = embedder
     env.update(extra)
     return env
+
+
+class AgentWorld(NamedTuple):
+    """A throwaway user of a real agent (:func:`agent_world`)."""
+
+    #: The agent's executable, installed from its registry.
+    agent: Path
+    home: Path
+    funes_home: Path
+    #: The folder the agent is run in.
+    project: Path
+    #: :func:`agent_env` of these folders.
+    env: dict[str, str]
+
+
+def agent_world(
+    tmp_path: Path,
+    agent_id: str,
+    *,
+    folders: Iterable[Path] = (),
+    drop: Iterable[str] = (),
+    path: Iterable[Path] = (),
+    embedder: str | None = "hash",
+    **extra: str,
+) -> AgentWorld:
+    """The pinned agent, and a user of it under ``tmp_path``: ``home``, ``funes-home`` and ``project``.
+
+    HOME, the project and ``folders`` (the agent's own, elsewhere) are created; the environment is
+    :func:`agent_env`'s, with the agent's folder first on PATH, then ``path``.
+    """
+    registry = AGENTS[agent_id][0]
+    agent = npm_agent(agent_id) if registry == "npm" else pypi_agent(agent_id)
+    home, funes_home, project = tmp_path / "home", tmp_path / "funes-home", tmp_path / "project"
+    for folder in (home, project, *folders):
+        folder.mkdir(parents=True, exist_ok=True)
+    env = agent_env(
+        home=home,
+        funes_home=funes_home,
+        drop=drop,
+        path=[agent.parent, *path],
+        embedder=embedder,
+        **extra,
+    )
+    return AgentWorld(agent, home, funes_home, project, env)
 
 
 def run(

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import FUNES, agent_env, npm_agent, ok, recalled, run, wait_until_recalled
+from funes_contracts.agent_cli import FUNES, agent_world, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -52,24 +52,19 @@ ORIGINAL_SETTINGS = (
 
 
 def test_claude_code_end_to_end(tmp_path: Path) -> None:
-    claude = npm_agent("claude")
     assert FUNES.is_file(), f"{FUNES} is missing: run the tests with the workspace's venv"
-    home, funes_home, project = tmp_path / "home", tmp_path / "funes-home", tmp_path / "project"
-    for folder in (home / ".claude", project):
-        folder.mkdir(parents=True)
-    settings = home / ".claude" / "settings.json"
-    settings.write_text(ORIGINAL_SETTINGS, encoding="utf-8")
-    existing = home / ".claude" / "projects" / "-home-dev-src-tidepool"
-    existing.mkdir(parents=True)
-    shutil.copy(FIXTURES / "cases" / "basic" / "5d1c7a3e-2b4f-4c8e-9a61-0f3b8d2e7c45.jsonl", existing)
-    env = agent_env(
-        home=home,
-        funes_home=funes_home,
+    claude, home, funes_home, project, env = agent_world(
+        tmp_path,
+        "claude",
         drop=("ANTHROPIC_", "CLAUDE_"),
-        path=[claude.parent],
         DISABLE_TELEMETRY="1",
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
     )
+    existing = home / ".claude" / "projects" / "-home-dev-src-tidepool"
+    existing.mkdir(parents=True)
+    shutil.copy(FIXTURES / "cases" / "basic" / "5d1c7a3e-2b4f-4c8e-9a61-0f3b8d2e7c45.jsonl", existing)
+    settings = home / ".claude" / "settings.json"
+    settings.write_text(ORIGINAL_SETTINGS, encoding="utf-8")
     timings: dict[str, float] = {}
 
     def step(name: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import agent_env, funes, npm_agent, ok, recalled, run, wait_until_recalled
+from funes_contracts.agent_cli import agent_world, funes, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -26,26 +26,21 @@ SEEDED = "FLUSH_TIMEOUT"
 
 
 def test_claude_config_dir_end_to_end(tmp_path: Path) -> None:
-    claude = npm_agent("claude")
-    home, config_dir = tmp_path / "home", tmp_path / "claude-config"
-    funes_home, project = tmp_path / "funes-home", tmp_path / "project"
-    for folder in (home, project):
-        folder.mkdir(parents=True)
+    config_dir = tmp_path / "claude-config"
+    claude, home, _, project, env = agent_world(
+        tmp_path,
+        "claude",
+        drop=("ANTHROPIC_", "CLAUDE_"),
+        CLAUDE_CONFIG_DIR=str(config_dir),
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    )
     existing = config_dir / "projects" / "-home-dev-src-tidepool"
     existing.mkdir(parents=True)
     shutil.copy(FIXTURES / "cases" / "basic" / "5d1c7a3e-2b4f-4c8e-9a61-0f3b8d2e7c45.jsonl", existing)
     settings = config_dir / "settings.json"
     original = '{\n  "model": "sonnet"\n}\n'
     settings.write_text(original, encoding="utf-8")
-    env = agent_env(
-        home=home,
-        funes_home=funes_home,
-        drop=("ANTHROPIC_", "CLAUDE_"),
-        path=[claude.parent],
-        CLAUDE_CONFIG_DIR=str(config_dir),
-        DISABLE_TELEMETRY="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-    )
 
     info = funes("integrations", "info", "claude", env=env, cwd=project)
     assert f"{config_dir}/.claude.json (user-scope MCP servers), from $CLAUDE_CONFIG_DIR" in info, info

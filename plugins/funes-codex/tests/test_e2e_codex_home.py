@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import agent_env, funes, npm_agent, ok, recalled, run, wait_until_recalled
+from funes_contracts.agent_cli import agent_world, funes, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -23,16 +23,12 @@ LIVE = "axolotl harmonica 3391"
 
 
 def test_codex_home_and_archived_sessions(tmp_path: Path) -> None:
-    codex = npm_agent("codex")
-    home, codex_home = tmp_path / "home", tmp_path / "codex-home"
-    funes_home, project = tmp_path / "funes-home", tmp_path / "project"
-    for folder in (home, codex_home, project):
-        folder.mkdir(parents=True)
-    env = agent_env(
-        home=home,
-        funes_home=funes_home,
+    codex_home = tmp_path / "codex-home"
+    codex, home, _, project, env = agent_world(
+        tmp_path,
+        "codex",
+        folders=[codex_home],
         drop=("CODEX_",),
-        path=[codex.parent],
         CODEX_HOME=str(codex_home),
         FAKE_API_KEY="sk-fake",
     )

@@ -26,16 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import (
-    agent_env,
-    funes,
-    npm_agent,
-    ok,
-    recalled,
-    run,
-    slow_mcp_sdk,
-    wait_until_recalled,
-)
+from funes_contracts.agent_cli import agent_world, funes, ok, recalled, run, slow_mcp_sdk, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -48,16 +39,12 @@ SDK_DELAY = 12
 
 
 def test_copilot_end_to_end(tmp_path: Path) -> None:
-    copilot = npm_agent("copilot")
-    home, copilot_home = tmp_path / "home", tmp_path / "copilot-home"
-    funes_home, project = tmp_path / "funes-home", tmp_path / "project"
-    for folder in (home, copilot_home, project):
-        folder.mkdir(parents=True)
-    env = agent_env(
-        home=home,
-        funes_home=funes_home,
+    copilot_home = tmp_path / "copilot-home"
+    copilot, _, _, project, env = agent_world(
+        tmp_path,
+        "copilot",
+        folders=[copilot_home],
         drop=("COPILOT_", "GH_", "GITHUB_"),
-        path=[copilot.parent],
         COPILOT_HOME=str(copilot_home),
         COPILOT_AUTO_UPDATE="false",
     )

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import agent_env, funes, npm_agent, ok, recalled, run, wait_until_recalled
+from funes_contracts.agent_cli import agent_world, funes, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -32,16 +32,12 @@ EXAMPLE_PHRASE = "sensor readings for tidepool"
 
 
 def test_gemini_end_to_end(tmp_path: Path) -> None:
-    gemini = npm_agent("gemini")
-    home, gemini_home = tmp_path / "home", tmp_path / "gemini-home"
-    funes_home, project = tmp_path / "funes-home", tmp_path / "project"
-    for folder in (home, gemini_home / ".gemini", project):
-        folder.mkdir(parents=True)
-    env = agent_env(
-        home=home,
-        funes_home=funes_home,
+    gemini_home = tmp_path / "gemini-home"
+    gemini, _, _, project, env = agent_world(
+        tmp_path,
+        "gemini",
+        folders=[gemini_home / ".gemini"],
         drop=("GEMINI_", "GOOGLE_"),
-        path=[gemini.parent],
         GEMINI_CLI_HOME=str(gemini_home),
         GEMINI_API_KEY="fake-key",
     )

@@ -16,15 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import (
-    FUNES,
-    agent_env,
-    funes,
-    ok,
-    pypi_agent,
-    run,
-    wait_until_recalled,
-)
+from funes_contracts.agent_cli import FUNES, agent_world, funes, ok, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -33,12 +25,8 @@ PROMPT = "What did we decide about the capybara lantern rota for the workshop?"
 
 
 def test_hermes_sticky_profile(tmp_path: Path) -> None:
-    hermes = pypi_agent("hermes")
-    home, funes_home, project = tmp_path / "home", tmp_path / "funes", tmp_path / "project"
-    home.mkdir()
-    project.mkdir()
-    env = agent_env(
-        home=home, funes_home=funes_home, drop=("HERMES_",), path=[hermes.parent, FUNES.parent], embedder=None
+    hermes, home, _, project, env = agent_world(
+        tmp_path, "hermes", drop=("HERMES_",), path=[FUNES.parent], embedder=None
     )
 
     def hermes_ok(*args: str, cwd: Path | None = None) -> str:

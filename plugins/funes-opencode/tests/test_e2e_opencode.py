@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import agent_env, funes, npm_agent, ok, recalled, run, wait_until_recalled
+from funes_contracts.agent_cli import agent_world, funes, ok, recalled, run, wait_until_recalled
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
@@ -33,16 +33,12 @@ EXAMPLE_PHRASE = "sensor readings for tidepool"
 
 
 def test_opencode_end_to_end(tmp_path: Path) -> None:
-    opencode = npm_agent("opencode")
-    home, config_home, data_home = tmp_path / "home", tmp_path / "xdg-config", tmp_path / "xdg-data"
-    funes_home, project = tmp_path / "funes-home", tmp_path / "project"
-    for folder in (home, config_home / "opencode", data_home, project):
-        folder.mkdir(parents=True)
-    env = agent_env(
-        home=home,
-        funes_home=funes_home,
+    config_home, data_home = tmp_path / "xdg-config", tmp_path / "xdg-data"
+    opencode, _, _, project, env = agent_world(
+        tmp_path,
+        "opencode",
+        folders=[config_home / "opencode", data_home],
         drop=("OPENCODE_", "XDG_"),
-        path=[opencode.parent],
         XDG_CONFIG_HOME=str(config_home),
         XDG_DATA_HOME=str(data_home),
         OPENCODE_DISABLE_MODELS_FETCH="1",
