@@ -39,6 +39,7 @@ __all__ = [
     "agent_world",
     "funes",
     "held",
+    "marker_server",
     "npm_agent",
     "ok",
     "pypi_agent",
@@ -354,3 +355,22 @@ def held(path: Path, command: Sequence[str | Path], gate: Path) -> Path:
     )
     path.chmod(0o755)
     return path
+
+
+_MARKER_SERVER = """\
+import pathlib, sys
+pathlib.Path(sys.argv[1]).write_text("started\\n")
+for _ in sys.stdin:
+    pass
+"""
+
+
+def marker_server(path: Path, marker: Path) -> list[str]:
+    """The argv of a stdio MCP server that does nothing but write ``marker`` once it was started.
+
+    Put it in an agent's config to prove the agent did not start its MCP servers (``marker`` is
+    never written); the script is written to ``path``.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(_MARKER_SERVER, encoding="utf-8")
+    return [sys.executable, str(path), str(marker)]

@@ -11,55 +11,37 @@ rollout. Skipped only when npm or the registry cannot be reached.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import npm_agent
+from funes_contracts.agent_cli import FUNES, agent_world, funes, marker_server, ok, run
 from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
-FUNES = Path(sys.executable).parent / "funes"
 QUESTION = "why did the ARM build break"
 FROM_EXAMPLES = "musllinux aarch64 wheel"
 ANSWER = "It broke because orjson has no musl wheel for aarch64.\nSessions: 8d41b7e2"
-MARKER_SERVER = """\
-import pathlib, sys
-pathlib.Path(sys.argv[1]).write_text("started\\n")
-for _ in sys.stdin:
-    pass
-"""
 
 
 def test_ask_codex_answers_from_passages_without_mcp_or_hooks(tmp_path: Path) -> None:
-    codex = npm_agent("codex")
     assert FUNES.is_file(), f"{FUNES} is missing: run the tests with the workspace's venv"
-    home, funes_home, cwd = tmp_path / "home", tmp_path / "funes-home", tmp_path / "cwd"
-    codex_home = home / ".codex"
-    codex_home.mkdir(parents=True)
-    cwd.mkdir()
-    server, started, hooked = tmp_path / "marker_server.py", tmp_path / "mcp-started", tmp_path / "hook-fired"
-    server.write_text(MARKER_SERVER, encoding="utf-8")
+    codex_home = tmp_path / "home" / ".codex"
+    _, _, _, cwd, env = agent_world(
+        tmp_path,
+        "codex",
+        folders=[codex_home],
+        drop=("CODEX_",),
+        CODEX_HOME=str(codex_home),
+        FAKE_API_KEY="sk-fake",
+    )
+    started, hooked = tmp_path / "mcp-started", tmp_path / "hook-fired"
+    server = marker_server(tmp_path / "marker_server.py", started)
     stop = [{"hooks": [{"type": "command", "command": f"echo fired >> {hooked}"}]}]
     (codex_home / "hooks.json").write_text(json.dumps({"hooks": {"Stop": stop}}), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FUNES_", "PYTEST_", "CODEX_"))}
-    env.update(
-        HOME=str(home),
-        CODEX_HOME=str(codex_home),
-        FUNES_HOME=str(funes_home),
-        FUNES_EMBEDDER="hash",
-        FAKE_API_KEY="sk-fake",
-        PATH=os.pathsep.join([str(codex.parent), env.get("PATH", "")]),
-    )
-    indexed = subprocess.run(
-        [str(FUNES), "index", str(REPO / "examples" / "sessions")], env=env, capture_output=True, text=True
-    )
-    assert indexed.returncode == 0, indexed.stderr
+    funes("index", REPO / "examples" / "sessions", env=env)
 
     with FakeModel(reply=ANSWER) as model:
         (codex_home / "config.toml").write_text(
@@ -76,22 +58,13 @@ def test_ask_codex_answers_from_passages_without_mcp_or_hooks(tmp_path: Path) ->
             'env_key = "FAKE_API_KEY"\n'
             "\n"
             '[mcp_servers."marker.server"]\n'
-            f"command = {json.dumps(sys.executable)}\n"
-            f"args = [{json.dumps(str(server))}, {json.dumps(str(started))}]\n"
+            f"command = {json.dumps(server[0])}\n"
+            f"args = {json.dumps(server[1:])}\n"
             "required = true\n",
             encoding="utf-8",
         )
-        done = subprocess.run(
-            [str(FUNES), "ask", QUESTION, "--agent", "codex"],
-            env=env,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-    assert done.returncode == 0, f"funes ask exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    assert done.stdout == ANSWER + "\n", done.stdout
+        done = run([FUNES, "ask", QUESTION, "--agent", "codex"], env, cwd)
+    assert ok(done) == ANSWER + "\n", done.stdout
     assert "asking Codex" in done.stderr
 
     bodies = [r["body"] for r in model.requests if r["method"] == "POST" and r["path"].endswith("/responses")]
