@@ -92,6 +92,18 @@ def calls(record: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
 
 
+def fire(tmp_path: Path, event: Mapping[str, object]) -> tuple[Path, Path, Path]:
+    """Run the hook on ``event`` with a fake funes, until its worker has asked for an index.
+
+    Returns FUNES_HOME, the fake funes and its record of calls.
+    """
+    funes, record = fake_funes(tmp_path)
+    funes_home = tmp_path / "funes-home"
+    assert run_hook(funes_home, funes, event).returncode == 0
+    wait_for(lambda: calls(record))
+    return funes_home, funes, record
+
+
 def log_of(funes_home: Path) -> str:
     path = funes_home / "logs" / "claude-hook.log"
     return path.read_text(encoding="utf-8") if path.exists() else ""
@@ -127,8 +139,6 @@ def test_a_stop_hook_converts_the_session_then_indexes(project: Path, tmp_path: 
 
 
 def test_subagent_stop_converts_the_subagent_named_by_the_event(project: Path, tmp_path: Path) -> None:
-    funes, record = fake_funes(tmp_path)
-    funes_home = tmp_path / "funes-home"
     agent = project / PARENT / "subagents" / "agent-a4f2e91.jsonl"
     event = {
         "hook_event_name": "SubagentStop",
@@ -136,8 +146,7 @@ def test_subagent_stop_converts_the_subagent_named_by_the_event(project: Path, t
         "agent_id": "a4f2e91",
         "agent_transcript_path": str(agent),
     }
-    assert run_hook(funes_home, funes, event).returncode == 0
-    wait_for(lambda: calls(record))
+    funes_home, _, _ = fire(tmp_path, event)
     names = sorted(p.name for p in (funes_home / "spool" / "claude").glob("*.funes.jsonl"))
     assert names == [f"{PARENT}-agent-a4f2e91.funes.jsonl"]
 
@@ -165,11 +174,8 @@ def test_which_transcripts_each_event_converts(
 
 
 def test_session_end_converts_the_session_and_its_subagents(project: Path, tmp_path: Path) -> None:
-    funes, record = fake_funes(tmp_path)
-    funes_home = tmp_path / "funes-home"
     event = {"hook_event_name": "SessionEnd", "transcript_path": str(project / f"{PARENT}.jsonl")}
-    assert run_hook(funes_home, funes, event).returncode == 0
-    wait_for(lambda: calls(record))
+    funes_home, _, _ = fire(tmp_path, event)
     names = sorted(p.name for p in (funes_home / "spool" / "claude").glob("*.funes.jsonl"))
     assert names == [f"{PARENT}-agent-a4f2e91.funes.jsonl", f"{PARENT}.funes.jsonl"]
 
@@ -217,11 +223,8 @@ def test_unknown_arguments_never_fail_the_agent(tmp_path: Path) -> None:
 
 
 def test_an_unchanged_spool_is_not_indexed_again(project: Path, tmp_path: Path) -> None:
-    funes, record = fake_funes(tmp_path)
-    funes_home = tmp_path / "funes-home"
     event = {"hook_event_name": "Stop", "transcript_path": str(project / f"{PARENT}.jsonl")}
-    assert run_hook(funes_home, funes, event).returncode == 0
-    wait_for(lambda: calls(record))
+    funes_home, funes, record = fire(tmp_path, event)
     assert run_hook(funes_home, funes, event).returncode == 0
     wait_for(lambda: log_of(funes_home).count("worker") == 2)
     time.sleep(1.0)
