@@ -14,6 +14,16 @@ from funes_core.faces.cli.app import make_app
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "sessions"
+#: One valid turn.
+TURN = {
+    "session_id": "s",
+    "turn_uuid": "t",
+    "seq": 0,
+    "ts": "2026-01-01T00:00:00Z",
+    "role": "user",
+    "harness": "x",
+    "blocks": [{"block_type": "text", "text": "hi"}],
+}
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -37,15 +47,7 @@ def test_check_examples_all_ok() -> None:
 
 
 def test_check_bad_file_reports_first_bad_line_and_fails(tmp_path: Path) -> None:
-    good = {
-        "session_id": "s",
-        "turn_uuid": "t",
-        "seq": 0,
-        "ts": "2026-01-01T00:00:00Z",
-        "role": "user",
-        "harness": "x",
-        "blocks": [{"block_type": "text", "text": "hi"}],
-    }
+    good = TURN
     bad = dict(good, turn_uuid="u", seq=1, blocks=[{"block_type": "image", "text": "x"}])
     (tmp_path / "exports").mkdir()
     (tmp_path / "exports" / "a.funes.jsonl").write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
@@ -65,17 +67,7 @@ def test_check_bad_file_reports_first_bad_line_and_fails(tmp_path: Path) -> None
 
 
 def test_check_counts_duplicate_ids(tmp_path: Path) -> None:
-    line = json.dumps(
-        {
-            "session_id": "s",
-            "turn_uuid": "t",
-            "seq": 0,
-            "ts": "2026-01-01T00:00:00Z",
-            "role": "user",
-            "harness": "x",
-            "blocks": [{"block_type": "text", "text": "hi"}],
-        }
-    )
+    line = json.dumps(TURN)
     path = tmp_path / "d.funes.jsonl"
     path.write_text(line + "\n" + line + "\n")
     code, out, _ = run("index", "--check", str(path))

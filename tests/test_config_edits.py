@@ -147,14 +147,21 @@ def _orchestrator() -> tuple[Orchestrator, list[str]]:
     return Orchestrator(pm=load_plugins(stderr=io.StringIO()), ui=ui), lines
 
 
-def test_a_multi_file_install_changes_nothing_when_one_file_is_refused(
-    ctx: InstallContext, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Claude's registrar edits ~/.claude.json first; a malformed settings.json must stop it."""
+@pytest.fixture
+def claude_state(ctx: InstallContext, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``~/.claude.json`` of ``ctx``'s HOME, as Claude Code left it, with this process in that HOME."""
     monkeypatch.setenv("HOME", str(ctx.home))
     monkeypatch.setenv("FUNES_HOME", str(ctx.funes_home))
     state = ctx.home / ".claude.json"
     state.write_text('{"numStartups": 3}\n')
+    return state
+
+
+def test_a_multi_file_install_changes_nothing_when_one_file_is_refused(
+    ctx: InstallContext, claude_state: Path
+) -> None:
+    """Claude's registrar edits ~/.claude.json first; a malformed settings.json must stop it."""
+    state = claude_state
     settings = ctx.home / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"hooks": ')
@@ -166,12 +173,9 @@ def test_a_multi_file_install_changes_nothing_when_one_file_is_refused(
 
 
 def test_a_part_failing_midway_puts_every_file_back(
-    ctx: InstallContext, monkeypatch: pytest.MonkeyPatch
+    ctx: InstallContext, claude_state: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HOME", str(ctx.home))
-    monkeypatch.setenv("FUNES_HOME", str(ctx.funes_home))
-    state = ctx.home / ".claude.json"
-    state.write_text('{"numStartups": 3}\n')
+    state = claude_state
 
     def boom(self: ClaudeHookInstaller, ctx: InstallContext) -> object:
         raise OSError("disk full")
