@@ -8,22 +8,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from _generated import write_or_check
+
 from funes_core.host.catalog import load_catalog, render_community
 
 TARGET = Path(__file__).resolve().parents[1] / "COMMUNITY.md"
 
 
 def main(argv: list[str]) -> int:
-    text = render_community(load_catalog())
-    if "--check" in argv:
-        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
-        if current != text:
-            print(f"{TARGET} is stale: run `uv run python scripts/gen_community.py`", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {TARGET}")
-    return 0
+    return write_or_check(TARGET, render_community(load_catalog()), argv)
 
 
 if __name__ == "__main__":
