@@ -170,6 +170,13 @@ class ManagedWiring:
                     return [command, *(str(a) for a in args)]
         return None
 
+    def registered_command(self, ctx: InstallContext) -> list[str] | None:
+        """A tool registrar's ``registered_command``: :meth:`recorded_command`.
+
+        Override it when the agent keeps the command in another shape (a list under one key).
+        """
+        return self.recorded_command(ctx)
+
     # -- what a subclass may refine -----------------------------------------------------------
 
     def present(self, entry: ManagedEntry, values: list[Any]) -> list[Any]:

@@ -249,6 +249,3 @@ class ClaudeToolRegistrar(ManagedWiring, ToolRegistrar, agent=CLAUDE):
             return self.drop(ctx)
         self._run_cli(ctx, cli, ["remove", _SERVER, "-s", "user"])
         return Outcome(True, "removed MCP server funes with `claude mcp remove -s user`")
-
-    def registered_command(self, ctx: InstallContext) -> list[str] | None:
-        return self.recorded_command(ctx)

@@ -163,6 +163,3 @@ class CodexToolRegistrar(ManagedWiring, ToolRegistrar, agent=CODEX):
                 yield_to_user=True,
             ),
         ]
-
-    def registered_command(self, ctx: InstallContext) -> list[str] | None:
-        return self.recorded_command(ctx)

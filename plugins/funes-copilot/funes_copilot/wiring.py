@@ -79,6 +79,3 @@ class CopilotToolRegistrar(ManagedWiring, ToolRegistrar, agent=AGENT):
                 what="the funes MCP server",
             )
         ]
-
-    def registered_command(self, ctx: InstallContext) -> list[str] | None:
-        return self.recorded_command(ctx)

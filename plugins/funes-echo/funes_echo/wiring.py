@@ -65,6 +65,3 @@ class EchoToolRegistrar(ManagedWiring, ToolRegistrar, agent=ECHO):
                 what="the funes MCP server",
             )
         ]
-
-    def registered_command(self, ctx: InstallContext) -> list[str] | None:
-        return self.recorded_command(ctx)

@@ -94,6 +94,3 @@ class GeminiToolRegistrar(ManagedWiring, ToolRegistrar, agent=AGENT):
                 what="the funes MCP server",
             )
         ]
-
-    def registered_command(self, ctx: InstallContext) -> list[str] | None:
-        return self.recorded_command(ctx)

@@ -161,6 +161,3 @@ class HermesToolRegistrar(ManagedWiring, ToolRegistrar, agent=HERMES):
                 what="the funes MCP server",
             )
         ]
-
-    def registered_command(self, ctx: InstallContext) -> list[str] | None:
-        return self.recorded_command(ctx)
