@@ -300,7 +300,7 @@ class Server:
         """End the input and wait for the server to exit; its exit status."""
         assert self.proc.stdin is not None
         self.proc.stdin.close()
-        status = self.proc.wait(60)
+        status = self.proc.wait(300)  # a hang guard: the front waits up to 120 s for owed replies
         self.errors = self.stderr()
         return status
 
