@@ -25,6 +25,7 @@ from funes_core.read.recall import (
     fuse,
     fuse_relative,
     recall,
+    recall_many,
     render_recall,
 )
 from funes_core.read.recall import run as recall_run
@@ -575,6 +576,87 @@ def test_turn_context_shares_with_the_turn_before() -> None:
     result = recall(store, "queue depth 64 config", params, embed_query=None, now=NOW)
     ranked = [h.row.turn_uuid for h in result.hits]
     assert ranked[0] == "s-5" and "s-4" in ranked
+
+
+# -- several memories (--memory local,NAME): one ranking, the same features -------------------------
+
+
+def _dated_and_contextual_turns() -> list[Turn]:
+    """Turns where the date window and turn context both change the order (see the tests above)."""
+    return [
+        turn("old", 0, "lazy_html lazy_html: LiveView tests need lazy_html", ts="2026-02-05T21:00:00Z"),
+        turn("new", 0, "added lazy_html to the test deps", ts="2026-02-11T22:45:00Z"),
+        turn(
+            "q", 3, "which lazy_html version did you pin yesterday?", role="user", ts="2026-02-11T09:00:00Z"
+        ),
+        turn("q", 4, "0.1.8, the last one that builds on OTP 26", ts="2026-02-11T09:01:00Z"),
+        *[
+            turn(f"o{i}", 0, f"lazy_html note {i} " + "filler " * i, ts="2026-01-02T10:00:00Z")
+            for i in range(6)
+        ],
+    ]
+
+
+def _ranking(result: object) -> list[tuple[str, float, tuple[str, ...]]]:
+    hits = result.hits  # type: ignore[attr-defined]
+    return [(h.row.id, round(h.score, 9), tuple(n.id for n in h.neighbors)) for h in hits]
+
+
+@pytest.mark.parametrize("backend", ["reference", "lance"])
+def test_a_memory_and_an_empty_one_rank_exactly_like_the_memory_alone(tmp_path: Path, backend: str) -> None:
+    """``--memory local,NAME`` runs the one-memory ranking: date windows and turn context included."""
+    from funes_core.store.lance import LanceStore
+
+    emb = HashEmbedder()
+    now = datetime(2026, 2, 12, 9, tzinfo=UTC)
+    turns = _dated_and_contextual_turns()
+    if backend == "lance":
+        store: MemoryStore | LanceStore = LanceStore(tmp_path / "local")
+        for t in turns:
+            store.add(rows_of(t, emb))
+        store.optimize()
+        empty: MemoryStore | LanceStore = LanceStore(tmp_path / "empty")  # no table at all
+    else:
+        store, empty = store_with(turns, emb), MemoryStore("empty")
+    query = "lazy_html version yesterday"
+    params = RecallParams(k=6, candidates=4, neighbors=1)
+    alone = recall(store, query, params, embed_query=emb.embed_query, now=now)
+    # The two refinements matter for this query, so equal rankings below mean they ran.
+    plain = replace_(params, dates=False, successor=0.0, predecessor=0.0)
+    assert _ranking(recall(store, query, plain, embed_query=emb.embed_query, now=now)) != _ranking(alone)
+    assert "q-4" in [h.row.turn_uuid for h in alone.hits]  # the answer, brought in by context
+    for members in ([("local", store), ("team", empty)], [("team", empty), ("local", store)]):
+        many = recall_many(members, query, params, embed_query=emb.embed_query, now=now)
+        assert _ranking(many) == _ranking(alone)
+        assert {h.memory for h in many.hits} == {"local"}
+
+
+def test_several_memories_share_context_and_name_the_memory_listed_first() -> None:
+    """A question in one memory passes context to its answer in the same memory; a chunk held by
+    both memories is shown once, from the memory listed first, with that memory's row."""
+    emb = HashEmbedder()
+    now = datetime(2026, 2, 12, 9, tzinfo=UTC)
+    turns = _dated_and_contextual_turns()
+    local = store_with([t for t in turns if t.session_id != "q"], emb)
+    team = MemoryStore("team")
+    for t in turns:
+        if t.session_id in ("q", "new"):  # "new" was pushed from here: held by both
+            team.add([replace_row(r, taint="external") for r in rows_of(t, emb)])
+    params = RecallParams(k=6, candidates=4, neighbors=1)
+    query = "lazy_html version yesterday"
+    many = recall_many(
+        [("local", local), ("team", team)], query, params, embed_query=emb.embed_query, now=now
+    )
+    by_turn = {h.row.turn_uuid: h for h in many.hits}
+    assert by_turn["q-4"].memory == "team" and by_turn["q-4"].row.taint == "external"
+    assert by_turn["new-0"].memory == "local" and by_turn["new-0"].row.taint == "internal"
+    assert len(many.hits) == len({h.row.id for h in many.hits})
+
+
+def replace_row(row: Row, **changes: str) -> Row:
+    from dataclasses import replace
+
+    return replace(row, **changes)  # type: ignore[arg-type]
 
 
 # -- bad queries (issue 15): results or a clear message, never a traceback -----------------------

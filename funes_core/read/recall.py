@@ -33,11 +33,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from funes_core.read.common import (
     HarnessFilter,
@@ -79,6 +79,7 @@ __all__ = [
     "RecallHit",
     "RecallParams",
     "RecallResult",
+    "Searchable",
     "freshness",
     "fuse",
     "fuse_relative",
@@ -142,6 +143,16 @@ PROFILES: dict[str, Profile] = {
 class Leg(Enum):
     VECTOR = "vector"
     TEXT = "text"
+
+
+class Searchable(Protocol):
+    """What :func:`recall` reads from a memory: a store, or several pooled (:func:`recall_many`)."""
+
+    def vector_search(self, vector: Vector, k: int, filters: Filters | None = None) -> list[Hit]: ...
+
+    def text_search(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]: ...
+
+    def session_windows(self, windows: Mapping[str, tuple[int, int]]) -> list[Row]: ...
 
 
 def _no_filters() -> Filters:
@@ -360,7 +371,7 @@ def _window_filters(filters: Filters, window: Window) -> Filters | None:
 
 
 def _with_window(
-    store: Store,
+    store: Searchable,
     query: str,
     fused: list[tuple[Row, float]],
     params: RecallParams,
@@ -399,7 +410,7 @@ def _with_window(
 
 
 def _with_context(
-    store: Store, fused: list[tuple[Row, float]], params: RecallParams
+    store: Searchable, fused: list[tuple[Row, float]], params: RecallParams
 ) -> list[tuple[Row, float]]:
     """Pass a share of each leading passage's score to the turns just after and before it.
 
@@ -435,7 +446,9 @@ def _with_context(
     return [(rows[rid], scores[rid]) for rid in order]
 
 
-def _neighbors(store: Store, hits: Sequence[tuple[Row, float]], window: int) -> dict[str, tuple[Row, ...]]:
+def _neighbors(
+    store: Searchable, hits: Sequence[tuple[Row, float]], window: int
+) -> dict[str, tuple[Row, ...]]:
     """For each hit, the chunks of its session within ±window seq, other turns only (one store read)."""
     if window <= 0 or not hits:
         return {}
@@ -458,7 +471,7 @@ def _neighbors(store: Store, hits: Sequence[tuple[Row, float]], window: int) -> 
 
 
 def recall(
-    store: Store,
+    store: Searchable,
     query: str,
     params: RecallParams,
     *,
@@ -525,64 +538,71 @@ def recall_many(
     embed_query: Callable[[str], Vector] | None,
     now: datetime | None = None,
 ) -> RecallResult:
-    """One recall over several memories, ranked as one list.
+    """One recall over several memories, ranked as one list by :func:`recall` itself.
 
-    The fusion, documented in docs/sharing.md: each leg's candidates from every memory are
-    **pooled first** (``candidates`` per memory), then the usual relative-score fusion rescales
-    each leg over the whole pool, so a memory's best BM25 match is not given 1.0 just because its
-    memory is small. Cosine similarities are comparable across memories (one model, checked by the
-    stamp); BM25 scores carry each memory's own term statistics, which the pooled rescaling
-    tempers but does not remove. A chunk held by several memories (pushed from here, read back
-    from the remote) is shown once, from the memory listed first. Neighbours come from the hit's
-    own memory. The date-window and successor/predecessor boosts of :func:`recall` are per store
-    and are not applied across memories.
+    The memories are searched as one store (:class:`_Pool`), so everything :func:`recall` does
+    (both legs, the date-window legs, turn context, freshness, neighbours) applies across them
+    with no second code path to drift: with one memory and an empty one, the ranking is exactly
+    the one-memory ranking. The fusion, documented in docs/sharing.md: each leg's candidates from
+    every memory are **pooled first** (``candidates`` per memory), then the usual relative-score
+    fusion rescales each leg over the whole pool, so a memory's best BM25 match is not given 1.0
+    just because its memory is small. Cosine similarities are comparable across memories (one
+    model, checked by the stamp); BM25 scores carry each memory's own term statistics, which the
+    pooled rescaling tempers but does not remove. A chunk held by several memories (pushed from
+    here, read back from the remote) counts once, from the memory listed first.
     """
-    query = " ".join(query.split())
-    if not query:
-        raise ValueError("the query is empty")
-    if not _WORDISH.search(query):
-        raise ValueError("the query has no words to look for (only punctuation, symbols or emoji)")
-    query, cut = _cut(query)
-    profile = PROFILES[params.profile]
-    origin: dict[str, str] = {}
-    stores = dict(members)
-    vector = embed_query(query) if Leg.VECTOR in params.legs and embed_query is not None else None
-    pooled: dict[Leg, list[Hit]] = {Leg.VECTOR: [], Leg.TEXT: []}
-    for label, store in members:
-        if vector is not None:
-            pooled[Leg.VECTOR].extend(
-                _claim(store.vector_search(vector, params.candidates, params.filters), label, origin)
-            )
-        if Leg.TEXT in params.legs:
-            pooled[Leg.TEXT].extend(
-                _claim(store.text_search(query, params.candidates, params.filters), label, origin)
-            )
-    legs: list[tuple[float, Sequence[Hit]]] = []
-    if vector is not None:
-        legs.append((profile.vector_weight, sorted(pooled[Leg.VECTOR], key=lambda h: -h.score)))
-    if Leg.TEXT in params.legs:
-        legs.append((profile.text_weight, sorted(pooled[Leg.TEXT], key=lambda h: -h.score)))
-    fused = fuse_relative(legs) if params.fusion == "relative" else fuse(legs)
-    moment = now or datetime.now(UTC)
-    half_life = params.effective_half_life
-    weighed = [(row, score * freshness(row.ts, half_life, moment)) for row, score in fused]
-    weighed.sort(key=lambda pair: -pair[1])
-    top = weighed[: params.k]
-    neighbours: dict[str, tuple[Row, ...]] = {}
-    for label, store in stores.items():
-        mine = [(row, score) for row, score in top if origin[row.id] == label]
-        neighbours.update(_neighbors(store, mine, params.neighbors))
-    hits = tuple(RecallHit(row, score, neighbours.get(row.id, ()), origin[row.id]) for row, score in top)
-    return RecallResult(query=query, params=params, hits=hits, cut=cut)
+    pool = _Pool(members)
+    result = recall(pool, query, params, embed_query=embed_query, now=now)
+    hits = tuple(
+        replace(hit, row=pool.rows[hit.row.id], memory=pool.origin[hit.row.id]) for hit in result.hits
+    )
+    return replace(result, hits=hits)
 
 
-def _claim(hits: Sequence[Hit], label: str, origin: dict[str, str]) -> list[Hit]:
-    """The hits whose chunk no earlier memory supplied; records where each came from."""
-    out = []
-    for hit in hits:
-        if origin.setdefault(hit.row.id, label) == label:
-            out.append(hit)
-    return out
+class _Pool:
+    """Several memories read as one :class:`Searchable`; remembers which memory each chunk came from.
+
+    A search asks every memory for ``k`` and returns the union, best first (a stable sort, so
+    equal scores keep the memories' order and each memory's own order); a chunk returned by
+    several memories is kept once, as the memory listed first returned it. Session windows are the
+    union of every memory's rows in those windows (a pushed session is in both), one row per chunk.
+    """
+
+    def __init__(self, members: Sequence[tuple[str, Store]]) -> None:
+        self.members = list(members)
+        self._rank = {label: i for i, (label, _store) in enumerate(self.members)}
+        #: chunk id -> label of the first-listed memory seen holding it, and its row there (the
+        #: same chunk, but an ``--taint external`` remote marks its copy external)
+        self.origin: dict[str, str] = {}
+        self.rows: dict[str, Row] = {}
+
+    def _claim(self, label: str, row: Row) -> None:
+        held = self.origin.get(row.id)
+        if held is None or self._rank[label] < self._rank[held]:
+            self.origin[row.id] = label
+            self.rows[row.id] = row
+
+    def _pooled(self, search: Callable[[Store], list[Hit]]) -> list[Hit]:
+        found: dict[str, Hit] = {}
+        for label, store in self.members:
+            for hit in search(store):
+                self._claim(label, hit.row)
+                found.setdefault(hit.row.id, hit)
+        return sorted(found.values(), key=lambda h: -h.score)
+
+    def vector_search(self, vector: Vector, k: int, filters: Filters | None = None) -> list[Hit]:
+        return self._pooled(lambda store: store.vector_search(vector, k, filters))
+
+    def text_search(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
+        return self._pooled(lambda store: store.text_search(query, k, filters))
+
+    def session_windows(self, windows: Mapping[str, tuple[int, int]]) -> list[Row]:
+        rows: dict[str, Row] = {}
+        for label, store in self.members:
+            for row in store.session_windows(windows):
+                self._claim(label, row)
+                rows.setdefault(row.id, row)
+        return sorted(rows.values(), key=lambda r: (r.session_id, r.seq, r.block_idx, r.split_idx))
 
 
 # -- the verb: its arguments, its text ----------------------------------------------------------------
