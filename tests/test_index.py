@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from funes_core.faces.cli.app import make_app
 from funes_core.home import Home, State, write_lock
+from funes_core.ingest import engine
 from funes_core.ingest.chunking import Tier
 from funes_core.ingest.engine import (
     IndexOptions,
@@ -375,15 +376,56 @@ def test_home_and_state_files_are_private(funes_home: Home, tmp_path: Path) -> N
     assert mode(funes_home.lock_path) == 0o600
 
 
-def test_rebuild_moves_the_old_memory_aside(funes_home: Home, tmp_path: Path) -> None:
+def test_rebuild_keeps_the_old_memory_when_it_holds_turns_the_new_one_lacks(
+    funes_home: Home, tmp_path: Path
+) -> None:
     write_session(tmp_path / "c" / "a.funes.jsonl", "a", 2)
     index(funes_home, path=tmp_path / "c")
     b = write_session(tmp_path / "d" / "b.funes.jsonl", "b", 2)
-    report = index(funes_home, path=tmp_path / "d", rebuild=True)
+    messages: list[str] = []
+    report = index(funes_home, messages, path=tmp_path / "d", rebuild=True)
     assert report.rebuilt_from is not None and report.rebuilt_from.name.startswith("memory.old-")
     assert (report.rebuilt_from / "chunks.lance").is_dir()
     assert set(stored(funes_home)) == expected_ids(b)
     assert list(State.load(funes_home.state_path).files) == [str(b)]
+    assert messages[-1] == (
+        f"note: kept the old memory at {report.rebuilt_from}: 2 of its turns (1 session) are not in "
+        "the new one (their transcripts are gone, or the run stopped early); "
+        "delete it once you no longer need them"
+    )
+
+
+def test_rebuild_deletes_the_old_memory_once_the_new_one_holds_all_its_turns(
+    funes_home: Home, tmp_path: Path
+) -> None:
+    """No copy of the old memory is left in $FUNES_HOME after a rebuild that lost nothing."""
+    a = write_session(tmp_path / "c" / "a.funes.jsonl", "a", 2)
+    index(funes_home, path=tmp_path / "c")
+    write_session(tmp_path / "c" / "a.funes.jsonl", "a", 3)  # the session grew meanwhile
+    messages: list[str] = []
+    report = index(funes_home, messages, path=tmp_path / "c", rebuild=True)
+    assert report.rebuilt_from is None
+    assert not list(funes_home.root.glob("memory.old-*"))
+    assert set(stored(funes_home)) == expected_ids(a)
+    assert messages[-1] == "note: rebuilt; deleted the old memory (the new one holds every turn it held)"
+
+
+def test_a_rebuild_that_fails_keeps_the_old_memory_intact_and_says_so(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = write_session(tmp_path / "c" / "a.funes.jsonl", "a", 2)
+    index(funes_home, path=tmp_path / "c")
+
+    def broken(self: object, *args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(engine.Indexer, "run", broken)
+    messages: list[str] = []
+    with pytest.raises(OSError, match="No space left"):
+        index(funes_home, messages, path=tmp_path / "c", rebuild=True)
+    (old,) = funes_home.root.glob("memory.old-*")
+    assert messages[-1] == f"note: the rebuild did not finish; the old memory is intact at {old}"
+    assert {r.id for r in LanceStore(old).scan()} == expected_ids(a)
 
 
 def test_model_mismatch_is_refused_with_the_exact_message(

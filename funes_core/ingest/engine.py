@@ -121,6 +121,7 @@ class IndexReport:
     budget: float | None = None
     budget_hit: bool = False
     spool_deleted: int = 0
+    #: where a rebuild kept the old memory (``None``: no rebuild, or the old memory was deleted)
     rebuilt_from: Path | None = None
 
     def merge(self, later: IndexReport) -> None:
@@ -663,8 +664,9 @@ class Indexer:
 def rebuild_memory(home: Home) -> Path | None:
     """Move the current memory aside (atomic rename) and forget the index state; returns where it went.
 
-    Nothing is deleted: the old memory stays at ``memory.old-<UTC time>`` until the user removes
-    it, so a rebuild that goes wrong (or a wrong model) can be undone by renaming it back.
+    The old memory stays intact at ``memory.old-<UTC time>`` while the new one is built, so a
+    rebuild that fails can be undone by renaming it back; :func:`settle_rebuild` deletes it once
+    the new memory holds every turn it held.
     """
     # State first: a crash between the two steps then leaves a full state-less memory (re-read,
     # deduplicated) rather than a fresh memory whose state claims files are already stored.
@@ -680,6 +682,51 @@ def rebuild_memory(home: Home) -> Path | None:
             old = home.root / f"memory.old-{stamp}-{n}"
         os.rename(home.memory_dir, old)
     return old
+
+
+def settle_rebuild(home: Home, old: Path, say: Callable[[str], None]) -> Path | None:
+    """After a rebuild ran to its end: delete the old memory if nothing would be lost, else keep it.
+
+    Why not always delete: spool files are deleted once stored, and agents delete old transcripts,
+    so the old memory may be the only copy of turns no source supplies any more; deleting it would
+    lose them silently. Why not always keep: a copy left in ``$FUNES_HOME`` keeps every passage
+    (and any secret) the user meant to rebuild away. So the old memory is deleted exactly when the
+    new one holds every turn it held (compared by session and turn id; owed embeddings do not
+    matter), and otherwise kept with a note that says how much only it holds. Returns where it was
+    kept, or ``None`` once deleted.
+    """
+    import shutil
+
+    missing = _stored_turns(old) - _stored_turns(home.memory_dir)
+    if missing:
+        sessions = len({sid for sid, _turn in missing})
+        turns = f"{len(missing)} of its turns" if len(missing) != 1 else "1 of its turns"
+        in_sessions = f"{sessions} session" + ("" if sessions == 1 else "s")
+        say(
+            f"note: kept the old memory at {old}: {turns} ({in_sessions}) are not in the new one "
+            "(their transcripts are gone, or the run stopped early); delete it once you no longer need them"
+        )
+        return old
+    try:
+        shutil.rmtree(old)
+    except OSError as exc:
+        say(f"note: could not delete the old memory at {old}: {exc.strerror or exc}; delete it by hand")
+        return old
+    say("note: rebuilt; deleted the old memory (the new one holds every turn it held)")
+    return None
+
+
+def _stored_turns(memory_dir: Path) -> set[tuple[str, str]]:
+    """(session id, turn uuid) of every turn a memory folder holds (two columns read, no text)."""
+    from funes_core.store.lance import LanceStore
+
+    store = LanceStore(memory_dir, read_consistency_interval=None)
+    if not store.exists():
+        return set()
+    table = store.arrow_rows(columns=("session_id", "turn_uuid"))
+    return set(
+        zip(table.column("session_id").to_pylist(), table.column("turn_uuid").to_pylist(), strict=True)
+    )
 
 
 #: Passes one holder of the store lock makes for dirty spools before it lets go (then it looks again).
@@ -744,10 +791,24 @@ def _locked_run(
 
     rebuilt_from = rebuild_memory(home) if options.rebuild else None
     if rebuilt_from is not None:
-        say(f"note: moved the old memory aside to {rebuilt_from} (delete it once the new one is good)")
-        if options.model is not None:
-            copied = copy_rows(rebuilt_from, home, embedder)
-            say(f"note: copied {copied} chunks to re-embed with {embedder.model}")
+        say(f"note: moved the old memory aside to {rebuilt_from} while the new one is built")
+        try:
+            if options.model is not None:
+                copied = copy_rows(rebuilt_from, home, embedder)
+                say(f"note: copied {copied} chunks to re-embed with {embedder.model}")
+            built = _locked_run(
+                dataclasses.replace(options, rebuild=False),
+                home,
+                embedder,
+                progress=progress,
+                say=say,
+                clock=clock,
+            )
+        except BaseException:
+            say(f"note: the rebuild did not finish; the old memory is intact at {rebuilt_from}")
+            raise
+        built.rebuilt_from = settle_rebuild(home, rebuilt_from, say)
+        return built
     state = State.load(home.state_path)
     if not (home.memory_dir / "chunks.lance").exists():
         state.files.clear()  # the memory was deleted: what the state says was stored is gone

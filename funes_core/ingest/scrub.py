@@ -8,8 +8,8 @@
 
 Both run under the store lock and leave **no copy** of what they removed under ``$FUNES_HOME``:
 the memory is rewritten in place (:mod:`funes_core.store.rewrite`: new files only, every old
-version, transaction and index deleted); the pre-rebuild copies ``memory.old-*`` that ``index
---rebuild`` keeps are deleted (they hold the old text); the remote mirrors under
+version, transaction and index deleted); old memories ``memory.old-*`` that ``index --rebuild``
+kept (holding turns the new memory lacks) are deleted (they hold the old text); the remote mirrors under
 ``cache/remotes/`` are dropped (rebuilt from the bucket on the next read, which ``funes push``
 rewrites the same way); spool files holding the purged turns are deleted, and so are the lines of
 ``logs/`` and the refusal records of ``state.json`` that quote them. Finally one line is added to

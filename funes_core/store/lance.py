@@ -607,12 +607,16 @@ class LanceStore:
         if missing:
             raise NotFunesMemoryError(self.label, missing)
 
-    def arrow_rows(self, *, where: str | None = None, with_vector: bool = False) -> pa.Table:
-        """Every row matching ``where`` as Arrow (without vectors unless asked): push's delta."""
+    def arrow_rows(
+        self, *, where: str | None = None, with_vector: bool = False, columns: Sequence[str] | None = None
+    ) -> pa.Table:
+        """Every row matching ``where`` as Arrow (without vectors unless asked; only ``columns`` if
+        given): push's delta, a rebuild's comparison of turns."""
         import pyarrow as pa
 
         table = self._tbl()
-        columns = [*_ROW_COLUMNS, "vector"] if with_vector else _ROW_COLUMNS
+        if columns is None:
+            columns = [*_ROW_COLUMNS, "vector"] if with_vector else _ROW_COLUMNS
         if table is None:
             return pa.table({c: pa.array([], pa.utf8()) for c in columns})
         return self._query(where, columns)

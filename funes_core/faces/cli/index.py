@@ -39,12 +39,14 @@ and results follow, and embeddings are computed last (rows still owed an embeddi
 keyword search and get it in this run or a later one).
 
 --budget stops cleanly after the batch that crosses the time limit and says what is left.
---rebuild moves the current memory aside to $FUNES_HOME/memory.old-<time> (nothing is deleted)
-and indexes PATH, or the spools, into a fresh one. --rebuild --model NAME changes the memory's
-embedding model: every chunk of the old memory is copied (searchable by keyword at once) and
-re-embedded with NAME, within --budget and then by later runs. The model is stamped in the
-memory; a later --model (or FUNES_MODEL) that names another one is refused. `funes models`
-lists the models; a catalogue model needs its weights on this machine (`funes models pull`).
+--rebuild indexes PATH, or the spools, into a fresh memory. The old memory waits at
+$FUNES_HOME/memory.old-<time> meanwhile and is deleted once the new one holds every turn it held;
+otherwise (transcripts gone, a run cut short) it is kept and a note says how many turns only it
+holds. --rebuild --model NAME changes the memory's embedding model: every chunk of the old memory
+is copied (searchable by keyword at once) and re-embedded with NAME, within --budget and then by
+later runs. The model is stamped in the memory; a later --model (or FUNES_MODEL) that names
+another one is refused. `funes models` lists the models; a catalogue model needs its weights on
+this machine (`funes models pull`).
 
 Exit status: 0 done; 1 a file was rejected or the run could not start; 75 another funes index
 holds the store lock (retry later); 130 interrupted (what was committed is kept).
