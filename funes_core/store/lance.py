@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,7 @@ __all__ = [
     "DEFAULT_DIM",
     "TABLE_NAME",
     "VERSION_GRACE",
+    "IndexBacklog",
     "LanceStore",
     "arrow_schema",
     "filters_sql",
@@ -109,6 +111,27 @@ _INT_COLUMNS = {"seq", "block_idx", "split_idx"}
 _MODEL_KEY = b"embedding_model"
 _DIM_KEY = b"embedding_dim"
 _PK_KEY = b"lance-schema:unenforced-primary-key"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexBacklog:
+    """How far a table's indexes are behind its rows (what a remote's index upkeep decides on).
+
+    Rows outside an index are still found: LanceDB scans them flat next to the index search,
+    exactly, at a cost that grows with their number.
+    """
+
+    #: rows the full-text index does not cover
+    text: int
+    #: rows whose vector the ANN index does not cover; every vector when an ANN index is due
+    #: (:attr:`LanceStore.ann_min_rows` of them) but none exists yet
+    vector: int
+    #: segments of the ANN index: 1 after a build, one more for each fold of new rows
+    segments: int
+
+    @property
+    def rows(self) -> int:
+        return max(self.text, self.vector)
 
 
 def _lancedb() -> Any:
@@ -421,6 +444,35 @@ class LanceStore:
             if name != f"{_ANN_PREFIX}{partitions}":
                 table.drop_index(name)
         self._ann_probes = None
+
+    def rebuild_vector_index(self) -> bool:
+        """Build the ANN index again as one segment (folds the segments :meth:`optimize` added), if
+        there are enough vectors for one; returns whether it was built."""
+        table = self._tbl()
+        if table is None:
+            return False
+        with_vectors = table.count_rows("vector IS NOT NULL")
+        if with_vectors < self.ann_min_rows:
+            return False
+        self._build_ann(table, with_vectors)
+        return True
+
+    def index_backlog(self) -> IndexBacklog:
+        """Rows outside the full-text and ANN indexes, and the ANN's segments (index statistics only)."""
+        table = self._tbl()
+        if table is None:
+            return IndexBacklog(0, 0, 0)
+        # Lance would otherwise load (and warn about) every centroid of the vector index.
+        os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+        names = {tuple(ix.columns): ix.name for ix in table.list_indices()}
+        text_index = names.get(("text",))
+        text = int(table.index_stats(text_index).num_unindexed_rows) if text_index else table.count_rows()
+        vector_index = names.get(("vector",))
+        if vector_index is None:
+            with_vectors = int(table.count_rows("vector IS NOT NULL"))
+            return IndexBacklog(text, with_vectors if with_vectors >= self.ann_min_rows else 0, 0)
+        stats = table.index_stats(vector_index)
+        return IndexBacklog(text, int(stats.num_unindexed_rows), int(stats.num_indices))
 
     def _ensure_session_index(self, table: Any) -> None:
         """A BTREE index on ``session_id``: get, scan, sketch and recall's neighbours filter on it."""

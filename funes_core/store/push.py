@@ -17,11 +17,22 @@ later push (a remote is append-only and never gains a vector afterwards).
 - **Removals first**: when scrub or purge removed or changed rows locally since this remote last
   saw them (the purge log), the remote is rewritten the same way before anything new is pushed
   (:mod:`funes_core.store.rewrite`), so no object in the bucket still holds the removed text.
+- **Index upkeep is a separate step with a threshold** (:func:`upkeep`), as in the original tool.
+  Rows outside the indexes are still found (LanceDB scans them flat beside the index search), so
+  a push that leaves fewer than :data:`REINDEX_MIN_ROWS` of them does no index work at all: before,
+  every push ran a full ``optimize`` on the bucket (compaction, every index, over the network).
+  Past the threshold one ``optimize`` folds them in (the ANN index gains a segment, or is built
+  the first time enough vectors exist); after :data:`FOLD_AFTER` segments it is rebuilt as one.
+  ``--reindex`` forces that now, ``--no-reindex`` skips it. Building the ANN index is CPU work
+  (IVF-HNSW graph construction, measured as slow on a local folder as on the bucket: 128 s vs
+  127 s at 30k rows under load 18-20), so building it on a local copy would not have made it
+  cheaper; keeping it out of the pushes that do not need it does.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,9 +48,25 @@ if TYPE_CHECKING:
     from funes_core.home import Home
     from funes_core.store.lance import LanceStore
 
-__all__ = ["DEFAULT_BATCH", "Progress", "PushReport", "open_remote_store", "push"]
+__all__ = [
+    "DEFAULT_BATCH",
+    "FOLD_AFTER",
+    "REINDEX_MIN_ROWS",
+    "Progress",
+    "PushReport",
+    "Upkeep",
+    "open_remote_store",
+    "push",
+    "upkeep",
+]
 
 DEFAULT_BATCH = 2000
+#: Rows outside a remote's indexes before a push folds them in: a flat scan of fewer is cheap
+#: (the original tool's threshold, too).
+REINDEX_MIN_ROWS = 500
+#: Segments of the ANN index before a push rebuilds it as one (each fold adds a segment, and a
+#: query searches every segment; the original tool folded its delta indexes after 8 as well).
+FOLD_AFTER = 8
 _KEY = ("session_id", "turn_uuid", "block_idx")
 
 
@@ -60,6 +87,19 @@ class _NoProgress:
         pass
 
 
+@dataclass(frozen=True, slots=True)
+class Upkeep:
+    """What :func:`upkeep` did to a remote's indexes."""
+
+    #: ``none`` (under the threshold), ``skipped`` (``--no-reindex``), ``folded`` (new rows folded
+    #: in, or the ANN index built the first time), ``rebuilt`` (the ANN index rebuilt as one segment)
+    action: str
+    #: rows outside the indexes before, and after
+    before: int
+    after: int
+    seconds: float = 0.0
+
+
 @dataclass(slots=True)
 class PushReport:
     remote: str
@@ -70,6 +110,7 @@ class PushReport:
     gate: GateReport = field(default_factory=GateReport)
     removed: int = 0
     created: bool = False
+    upkeep: Upkeep | None = None
 
     @property
     def nothing_published(self) -> bool:
@@ -136,10 +177,13 @@ def push(
     confirm: Callable[[str], bool] | None = None,
     progress: Progress | None = None,
     batch: int = DEFAULT_BATCH,
+    reindex: bool | None = None,
     say: Callable[[str], None] = lambda _m: None,
 ) -> PushReport:
-    """Publish the local delta to ``remote``. Raises :class:`RemoteError`, ``ModelMismatchError``,
-    ``NoIndexError`` or :class:`PushRefused`; never changes the local memory."""
+    """Publish the local delta to ``remote``, then keep its indexes up (``reindex``: see :func:`upkeep`).
+
+    Raises :class:`RemoteError`, ``ModelMismatchError``, ``NoIndexError`` or :class:`PushRefused`;
+    never changes the local memory."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -221,8 +265,8 @@ def push(
                 progress.advance(rows.num_rows)
         finally:
             progress.stop()
-        if report.published or report.created or report.removed:
-            _finish(target)
+        if report.published or report.created or reindex:
+            report.upkeep = upkeep(target, reindex)
         if pending.ids or pending.events:
             mark_applied(home, remote.name, pending)
     except (RemoteError, ModelMismatchError, PushRefused):
@@ -236,11 +280,37 @@ def push(
     return report
 
 
-def _finish(target: LanceStore) -> None:
-    """Fold the new rows into the remote's indexes; a concurrent pusher doing the same is fine."""
+def upkeep(target: LanceStore, reindex: bool | None = None) -> Upkeep:
+    """Keep a remote's indexes up after a push: by threshold (``None``), now (``True``) or not (``False``).
+
+    Under :data:`REINDEX_MIN_ROWS` rows outside the indexes nothing is done (they are searched
+    flat); past it, or with ``reindex``, one ``optimize`` compacts small fragments, folds the rows
+    into the full-text and ``session_id`` indexes, adds them to the ANN index as a segment (or
+    builds the ANN index once enough vectors exist) and drops versions past the grace period.
+    The ANN index is rebuilt as one segment when it has more than :data:`FOLD_AFTER`, or when
+    ``reindex`` asks and it has more than one. A concurrent pusher doing the same is fine (Lance
+    rebases; a lost race is retried).
+    """
+    if reindex is False:
+        backlog = target.index_backlog().rows
+        return Upkeep("skipped", backlog, backlog)
+    start = time.monotonic()
+    before = target.index_backlog()
+    if reindex is None and before.rows < REINDEX_MIN_ROWS:
+        return Upkeep("none", before.rows, before.rows)
+    _retry(target.optimize)
+    action = "folded"
+    segments = target.index_backlog().segments
+    if before.segments and (segments > FOLD_AFTER or (reindex and segments > 1)):
+        _retry(target.rebuild_vector_index)
+        action = "rebuilt"
+    return Upkeep(action, before.rows, target.index_backlog().rows, time.monotonic() - start)
+
+
+def _retry(step: Callable[[], object]) -> None:
     for attempt in range(3):
         try:
-            target.optimize()
+            step()
             return
         except Exception:
             if attempt == 2:

@@ -17,6 +17,7 @@ import typer
 
 if TYPE_CHECKING:
     from funes_core.home import Home
+    from funes_core.store.push import Upkeep
 
 __all__ = ["register"]
 
@@ -62,6 +63,13 @@ If the remote already holds chunks and shares none with this memory (wrong remot
 terminal is asked first; off a terminal the push refuses unless --yes is given.
 Rows removed here by `funes scrub` or `funes purge` are removed from the remote first (it is
 rewritten so that no object in the bucket still holds them).
+
+Index upkeep comes after the upload, as a separate step. Rows outside the remote's indexes are
+still found (searched exactly, beside the index); once 500 or more are, the push folds them into
+the full-text and vector indexes, building the vector index the first time 20,000 vectors are
+there (minutes of CPU per 100k chunks), and rebuilds it as one piece after 8 folds.
+--reindex does that now, whatever the count; --no-reindex publishes only (index later with
+`funes push NAME --reindex`, for instance from a machine next to the bucket).
 """
 
 SCRUB_HELP = """\
@@ -198,8 +206,15 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--yes", "-y", help="Publish even to a remote that shares nothing.")
         ] = False,
         batch: Annotated[int, typer.Option("--batch", min=1, max=100_000, help="Rows per commit.")] = 2000,
+        reindex: Annotated[
+            bool | None,
+            typer.Option(
+                "--reindex/--no-reindex",
+                help="Fold new rows into the remote's indexes now / not in this push (default: past 500).",
+            ),
+        ] = None,
     ) -> None:
-        _push(name, yes=yes, batch=batch)
+        _push(name, yes=yes, batch=batch, reindex=reindex)
 
     @app.command("scrub", help=SCRUB_HELP)
     def scrub_cmd() -> None:
@@ -276,7 +291,7 @@ def _confirm(question: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _push(name: str | None, *, yes: bool, batch: int) -> None:
+def _push(name: str | None, *, yes: bool, batch: int, reindex: bool | None = None) -> None:
     from funes_core.store import NoIndexError
     from funes_core.store.base import ModelMismatchError
     from funes_core.store.push import PushRefused, push
@@ -300,6 +315,7 @@ def _push(name: str | None, *, yes: bool, batch: int) -> None:
             confirm=_confirm,
             progress=_Bar(name),
             batch=batch,
+            reindex=reindex,
             say=lambda m: typer.echo(m, err=True),
         )
     except (NoIndexError, ModelMismatchError, PushRefused) as exc:
@@ -315,6 +331,32 @@ def _push(name: str | None, *, yes: bool, batch: int) -> None:
         typer.echo(f"{name}: nothing published{held}")
         raise typer.Exit(EXIT_HELD_BACK)
     typer.echo(f"{name}: published {report.published} chunk(s), {report.already} already there{held}{owed}")
+    note = _upkeep_note(name, report.upkeep)
+    if note:
+        typer.echo(note, err=True)
+
+
+def _upkeep_note(name: str, upkeep: Upkeep | None) -> str | None:
+    """The line on stderr that says what the push did to the remote's indexes, if anything."""
+    from funes_core.store.push import REINDEX_MIN_ROWS
+
+    if upkeep is None:
+        return None
+    if upkeep.action in ("folded", "rebuilt"):
+        what = "folded new rows into its indexes" if upkeep.action == "folded" else "rebuilt its indexes"
+        left = f"; {upkeep.after} row(s) still outside them" if upkeep.after else ""
+        return f"{name}: {what} in {upkeep.seconds:.1f} s{left}"
+    if not upkeep.after:
+        return None
+    if upkeep.action == "skipped":
+        return (
+            f"{name}: {upkeep.after} row(s) are outside the remote's indexes (searched exactly meanwhile); "
+            f"`funes push {name} --reindex` folds them in"
+        )
+    return (
+        f"{name}: {upkeep.after} row(s) are outside the remote's indexes (searched exactly meanwhile; "
+        f"a push folds them in once {REINDEX_MIN_ROWS} are, or with --reindex)"
+    )
 
 
 def _locked(home: Home) -> Any:

@@ -1,0 +1,141 @@
+"""A remote's index upkeep: by threshold, forced or skipped; rows outside the indexes still found.
+
+The policy (``store.push.upkeep``) runs on a LanceDB table; a folder remote is one, so these tests
+need no S3 server (``test_remote.py`` runs push end to end against one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from funes_contracts.store import make_row
+from funes_core.faces.cli.app import make_app
+from funes_core.home import Home
+from funes_core.ingest.engine import IndexOptions, run_index
+from funes_core.models.embed import HashEmbedder
+from funes_core.store import push as push_module
+from funes_core.store.base import Row
+from funes_core.store.lance import LanceStore
+from funes_core.store.push import upkeep
+from funes_core.turns.format import Block, Turn, write_turns_file
+
+pytestmark = pytest.mark.slow
+
+EMB = HashEmbedder()
+
+
+def rows(n: int, start: int = 0) -> list[Row]:
+    texts = [f"note {i} about topic{i} and word{i % 7}" for i in range(start, start + n)]
+    vectors = EMB.embed_documents(texts)
+    return [
+        make_row(f"r{i:05d}", text, session_id=f"s{i // 10}", seq=i % 10, vector=vector)
+        for i, text, vector in zip(range(start, start + n), texts, vectors, strict=True)
+    ]
+
+
+@pytest.fixture
+def remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LanceStore:
+    """A remote-shaped table (``id`` primary key) whose thresholds are small enough to cross."""
+    monkeypatch.setattr(push_module, "REINDEX_MIN_ROWS", 25)
+    monkeypatch.setattr(push_module, "FOLD_AFTER", 2)
+    store = LanceStore(tmp_path / "remote", primary_key=True, ann_min_rows=40)
+    store.stamp_model(EMB.stamp)
+    return store
+
+
+def found_by_both_legs(store: LanceStore, row: Row) -> bool:
+    assert row.vector is not None
+    by_text = [h.row.id for h in store.text_search(f"topic{row.text.split()[1]}", 3)]
+    by_vector = [h.row.id for h in store.vector_search(row.vector, 1)]
+    return row.id in by_text and by_vector == [row.id]
+
+
+def test_rows_under_the_threshold_are_left_outside_the_indexes_and_still_found(remote: LanceStore) -> None:
+    first = rows(10)
+    remote.add(first)
+    done = upkeep(remote)
+    assert (done.action, done.before, done.after) == ("none", 10, 10)
+    assert remote.index_backlog().text == 10
+    assert found_by_both_legs(remote, first[4])
+
+
+def test_past_the_threshold_rows_are_folded_in_and_the_ann_index_is_built_once_due(
+    remote: LanceStore,
+) -> None:
+    remote.add(rows(30))
+    done = upkeep(remote)
+    assert (done.action, done.after) == ("folded", 0)
+    assert not remote.has_ann_index()  # 30 vectors: under ann_min_rows, exact search is the plan
+    remote.add(rows(10, 30))
+    assert remote.index_backlog().vector == 40  # an ANN index is now due: every vector counts
+    done = upkeep(remote)
+    assert (done.action, done.before, done.after) == ("folded", 40, 0)
+    assert remote.has_ann_index() and remote.index_backlog().segments == 1
+
+
+def test_ann_segments_are_folded_into_one_after_fold_after(remote: LanceStore) -> None:
+    remote.add(rows(40))
+    upkeep(remote)
+    segments = []
+    for n in range(3):
+        remote.add(rows(25, 100 + 25 * n))
+        done = upkeep(remote)
+        segments.append((done.action, remote.index_backlog().segments))
+    assert segments == [("folded", 2), ("rebuilt", 1), ("folded", 2)]
+    # With an ANN index in place, rows outside it are still found by both legs.
+    late = rows(5, 500)
+    remote.add(late)
+    assert upkeep(remote).action == "none"
+    assert all(found_by_both_legs(remote, row) for row in late)
+
+
+def test_reindex_forces_the_fold_and_no_reindex_skips_it(remote: LanceStore) -> None:
+    remote.add(rows(40))
+    upkeep(remote)
+    remote.add(rows(3, 200))
+    skipped = upkeep(remote, reindex=False)
+    assert (skipped.action, skipped.after) == ("skipped", 3)
+    forced = upkeep(remote, reindex=True)
+    assert (forced.action, forced.before, forced.after) == ("rebuilt", 3, 0)
+    assert remote.index_backlog().segments == 1
+
+
+def test_push_says_what_it_did_to_the_indexes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, funes_home: Home
+) -> None:
+    """End to end on a folder remote: the note on stderr, --no-reindex, then --reindex."""
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    turns = [
+        Turn(
+            "s",
+            f"t{i}",
+            i,
+            "2026-05-01T10:00:00Z",
+            "assistant",
+            "claude",
+            (Block("text", f"the parser fix number {i}"),),
+        )
+        for i in range(6)
+    ]
+    source = write_turns_file(tmp_path / "c" / "s.funes.jsonl", turns)
+    run_index(IndexOptions(path=source), home=funes_home, embedder=EMB, warn=lambda _m: None)
+    runner = CliRunner()
+    assert runner.invoke(make_app(), ["remote", "add", "team", str(tmp_path / "team")]).exit_code == 0
+    skipped = runner.invoke(make_app(), ["push", "team", "--no-reindex"])
+    assert skipped.exit_code == 0, skipped.stderr
+    assert skipped.stdout == "team: published 6 chunk(s), 0 already there\n"
+    assert skipped.stderr == (
+        "team: 6 row(s) are outside the remote's indexes (searched exactly meanwhile); "
+        "`funes push team --reindex` folds them in\n"
+    )
+    forced = runner.invoke(make_app(), ["push", "team", "--reindex"])
+    assert forced.exit_code == 0, forced.stderr
+    assert forced.stdout == "team: published 0 chunk(s), 6 already there\n"
+    assert forced.stderr.startswith("team: folded new rows into its indexes in ")
+    remote = LanceStore(tmp_path / "team")
+    assert remote.index_backlog().rows == 0
+    hits = runner.invoke(make_app(), ["recall", "parser fix number 3", "--memory", "team"])
+    assert hits.exit_code == 0 and "the parser fix number 3" in hits.stdout
