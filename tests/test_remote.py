@@ -161,6 +161,51 @@ def test_push_is_idempotent_and_the_remote_reads_like_local(home: Home, bucket: 
         assert code == 0, err
 
 
+def test_the_mirror_holds_only_what_the_newest_version_reads(
+    home: Home, bucket: Bucket, tmp_path: Path
+) -> None:
+    """Small batches leave superseded fragments and versions in the bucket (the grace period); the
+    mirror copies the newest version's files only, keeps the version it showed for one refresh
+    more, never downloads a pruned file again, and reads like the local memory."""
+    from funes_core.store.push import push
+    from funes_core.store.remote import mirror_dir, sync_mirror
+    from funes_core.store.remotes import load_remotes
+
+    add_remote(bucket)
+    assert cli("push", "team", "--batch", "20", "--reindex")[0] == 0
+    prefix = "mem/chunks.lance/"
+    in_bucket = {key[len(prefix) :]: len(data) for key, data in bucket.objects() if key.startswith(prefix)}
+    assert sum(k.startswith("_versions/") for k in in_bucket) > 3  # positive control: old versions
+
+    def mirrored() -> dict[str, int]:
+        root = mirror_dir(home, "team") / "chunks.lance"
+        return {p.relative_to(root).as_posix(): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+    code, remote_text, err = cli("recall", "sqlite wal checkpoint", "-k", "3", "--memory", "team")
+    assert code == 0, err
+    copy = mirrored()
+    assert set(copy) < set(in_bucket) and all(in_bucket[k] == n for k, n in copy.items())
+    assert [k for k in copy if k.startswith("_versions/")] == [
+        min(k for k in in_bucket if k.startswith("_v"))
+    ]
+    assert sum(copy.values()) < 0.8 * sum(in_bucket.values())
+    local_text = cli("recall", "sqlite wal checkpoint", "-k", "3", "--memory", "local")[1]
+    assert remote_text.replace("--memory team", "--memory X") == local_text.replace(
+        f"--memory {home.memory_dir}", "--memory X"
+    )
+    remote = load_remotes(home)["team"]
+    assert sync_mirror(remote, home, force=True).downloaded == 0  # pruned files stay pruned
+    # Another machine pushes: the mirror moves to the new version and keeps the one it showed...
+    push(remote, other_home(tmp_path, "other", "a turn from another machine"), yes=True)
+    sync_mirror(remote, home, force=True)
+    assert sum(k.startswith("_versions/") for k in mirrored()) == 2
+    # ...for one refresh only.
+    sync_mirror(remote, home, force=True)
+    assert sum(k.startswith("_versions/") for k in mirrored()) == 1
+    code, out, _ = cli("recall", "a turn from another machine", "--memory", "team")
+    assert code == 0 and "a turn from another machine" in out
+
+
 def test_multi_memory_recall_ranks_one_list_naming_each_hits_memory(
     home: Home, bucket: Bucket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,13 +3,17 @@
 Reads never go to the bucket object by object. LanceDB reading straight from S3 makes ranged GETs
 on every query, even warm (4 per recall at 20k rows, measured), so a recall would pay a round trip
 each time. Instead a remote is read through a **mirror**: ``$FUNES_HOME/cache/remotes/<name>/``
-holds a byte copy of the remote dataset's objects. Every object Lance writes is immutable (data
-fragments, deletion files, index files, transactions, and manifests committed by conditional PUT
-under a fresh name), so a copy never goes stale; only *which* objects exist changes. A refresh is
-one listing: missing names are downloaded (manifests last, so a reader never sees a version whose
-files are not there yet) and names gone from the bucket are deleted (so a scrub or purge on the
-bucket also clears this cache). Between refreshes, at most every :data:`REFRESH_SECONDS`, a recall
-is a local LanceDB read: no network request at all.
+holds a byte copy of the remote dataset's objects that its newest version reads. Every object
+Lance writes is immutable (data fragments, deletion files, index files, transactions, and
+manifests committed by conditional PUT under a fresh name), so a copy never goes stale; only
+*which* objects exist changes. A refresh is one listing: the newest manifest says which objects
+the newest version reads (:mod:`funes_core.store.manifest`; the versions a push made minutes ago
+and the fragments compaction superseded are not copied), missing ones are downloaded (manifests
+last, so a reader never sees a version whose files are not there yet), and the rest is deleted:
+names gone from the bucket (so a scrub or purge on the bucket also clears this cache) and names a
+reader no longer needs, after one more refresh for the version the mirror showed until then.
+Between refreshes, at most every :data:`REFRESH_SECONDS`, a recall is a local LanceDB read: no
+network request at all.
 
 The listing and downloads use pyarrow's filesystems (already a dependency; S3, GCS, Azure), which
 take credentials from the same SDK chains LanceDB uses. Writes (push, remote rewrite) go through
@@ -307,16 +311,22 @@ def sync_mirror(
     with _mirror_lock(root):
         ensure_private_dir(table)
         local = _local_files(table)
-        missing = [k for k, size in remote_files.items() if local.get(k) != size]
+        fetched: dict[str, bytes] = {}
+        try:
+            keep = _needed(fs, base, remote_files, table, local, fetched)
+        except OSError as exc:
+            raise classify(remote.name, exc) from None
+        wanted = remote_files if keep is None else {k: v for k, v in remote_files.items() if _kept(k, keep)}
+        missing = [k for k, size in wanted.items() if local.get(k) != size]
         # Data and indexes before manifests: a reader never sees a version whose files are absent.
         missing.sort(key=lambda k: (k.startswith("_versions/"), k))
         try:
             for rel in missing:
-                nbytes += _download(fs, f"{base}/{rel}", table / rel)
+                nbytes += _download(fs, f"{base}/{rel}", table / rel, fetched.get(rel))
                 downloaded += 1
         except OSError as exc:
             raise classify(remote.name, exc) from None
-        stale = [k for k in local if k not in remote_files]
+        stale = [k for k in local if k not in wanted]
         stale.sort(key=lambda k: (not k.startswith("_versions/"), k))  # manifests first
         for rel in stale:
             with contextlib.suppress(FileNotFoundError):
@@ -328,7 +338,65 @@ def sync_mirror(
     return SyncResult(root, downloaded, removed, nbytes, listed=True)
 
 
-def _download(fs: pafs.FileSystem, src: str, dest: Path) -> int:
+def _needed(
+    fs: pafs.FileSystem,
+    base: str,
+    remote_files: Mapping[str, int],
+    table: Path,
+    local: Mapping[str, int],
+    fetched: dict[str, bytes],
+) -> set[str] | None:
+    """The files a reader of the mirror needs (index folders end with ``/``), or ``None`` for all.
+
+    A reader opens the newest version only, so the mirror holds the newest manifest and the files
+    it names (:mod:`funes_core.store.manifest`), not the versions a push made minutes ago and the
+    fragments compaction superseded, which the remote keeps for a grace period. The version the
+    mirror showed until now is kept for one more refresh, with its files, so a reader in the middle
+    of a query on it does not lose them; a refresh later it goes. ``None`` (copy everything, as
+    before) when a manifest cannot be read or names a file the listing lacks (a cleanup between the
+    two listings). The newest manifest's bytes are left in ``fetched`` so they are read once.
+    """
+    from funes_core.store.manifest import newest_manifest, referenced_files
+
+    newest = newest_manifest(remote_files)
+    if newest is None:
+        return None
+    if local.get(newest) == remote_files[newest]:
+        data = (table / newest).read_bytes()
+    else:
+        with fs.open_input_stream(f"{base}/{newest}") as stream:
+            data = stream.read()
+        fetched[newest] = data
+    need = referenced_files(data)
+    if need is None:
+        return None
+    need.add(newest)
+    previous = newest_manifest(local)
+    if previous is not None and previous != newest and previous in remote_files:
+        shown = referenced_files((table / previous).read_bytes())
+        if shown is None:
+            return None
+        need |= shown | {previous}
+    folders = {_index_folder(k) for k in remote_files}
+    listed = all(n in folders if n.endswith("/") else n in remote_files for n in need)
+    return need if listed else None
+
+
+def _index_folder(rel: str) -> str | None:
+    """``_indices/<uuid>/`` for a file of an index, else ``None``."""
+    cut = rel.find("/", len("_indices/")) if rel.startswith("_indices/") else -1
+    return rel[: cut + 1] if cut > 0 else None
+
+
+def _kept(rel: str, need: set[str]) -> bool:
+    """Whether ``need`` names ``rel``: itself, or (an index file) its index folder."""
+    if rel in need or _index_folder(rel) in need:
+        return True
+    # Anything but data, deletions, indexes, versions and transactions: kept, whatever it is.
+    return not rel.startswith(("data/", "_deletions/", "_indices/", "_versions/", "_transactions/"))
+
+
+def _download(fs: pafs.FileSystem, src: str, dest: Path, data: bytes | None = None) -> int:
     from funes_core.home import ensure_private_dir
 
     ensure_private_dir(dest.parent)
@@ -336,10 +404,15 @@ def _download(fs: pafs.FileSystem, src: str, dest: Path) -> int:
     size = 0
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        with os.fdopen(fd, "wb") as out, fs.open_input_stream(src) as stream:
-            while chunk := stream.read(1 << 20):
-                out.write(chunk)
-                size += len(chunk)
+        with os.fdopen(fd, "wb") as out:
+            if data is not None:
+                out.write(data)
+                size = len(data)
+            else:
+                with fs.open_input_stream(src) as stream:
+                    while chunk := stream.read(1 << 20):
+                        out.write(chunk)
+                        size += len(chunk)
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
