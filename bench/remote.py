@@ -20,10 +20,17 @@ Figures (each beside the 1-minute load average):
   with the number of requests the proxy saw (the claim: zero);
 - local cold and warm on the same corpus, for the ratio.
 
+- ``--policies``: push index upkeep side by side, on two buckets behind the same proxy, at the same
+  load: *before* (what ``funes push`` did until the upkeep policy: every push ended with one full
+  ``optimize`` of the remote, emulated as ``push(reindex=False)`` followed by that ``optimize``)
+  and *after* (the threshold policy of ``store.push.upkeep``), for a first push of the corpus and
+  a follow-up push of 300 new rows; requests and bytes each way as the proxy saw them.
+
 Usage::
 
     uv run python bench/remote.py                  # 100k chunks
     uv run python bench/remote.py --chunks 1000000 --runs 3
+    uv run python bench/remote.py --chunks 30000 --policies
 """
 
 from __future__ import annotations
@@ -74,6 +81,8 @@ class DelayProxy:
         self.target = target_port
         self.delay = delay_s
         self.requests = 0
+        self.bytes_up = 0
+        self.bytes_down = 0
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
 
@@ -111,6 +120,10 @@ class DelayProxy:
                 data = await reader.read(1 << 16)
             except OSError:
                 data = b""
+            if count:
+                self.bytes_up += len(data)
+            else:
+                self.bytes_down += len(data)
             if count and data:
                 self.requests += sum(
                     1
@@ -155,8 +168,6 @@ def start_moto(log: Path) -> tuple[subprocess.Popen[bytes], int]:
 
 def build_corpus(n: int) -> Home:
     """``n`` rows (speed.py's generator, synthetic vectors), under bench/.cache/remote/."""
-    from speed import base_texts, generate_rows
-
     from funes_core.models.embed import DIM, MODEL_NAME
     from funes_core.store import open_store
     from funes_core.store.base import ModelStamp
@@ -166,35 +177,49 @@ def build_corpus(n: int) -> Home:
     if (root / "done.json").exists():
         return home
     shutil.rmtree(root, ignore_errors=True)
-    bases = base_texts()
-    rng = np.random.default_rng(7)
-    vectors = rng.normal(size=(len(bases), DIM)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    bases, vectors = base_vectors()
     home.ensure()
     store = open_store(home=home, create=True, read_consistency_interval=None)
     store.stamp_model(ModelStamp(MODEL_NAME, DIM))
     t = time.perf_counter()
     step = 50_000
     for start in range(0, n, step):
-        rows = generate_rows(min(step, n - start), bases, vectors, seed=11 + start)
-        # generate_rows numbers sessions from 0: keep ids unique across slices
-        from dataclasses import replace
-
-        from funes_core.ingest.chunking import chunk_id
-
-        rows = [
-            replace(
-                r,
-                id=chunk_id(f"{r.session_id}-{start}", r.turn_uuid, 0, 0),
-                session_id=f"{r.session_id}-{start}",
-            )
-            for r in rows
-        ]
-        store.add(rows)
-        print(f"  corpus {n}: {start + len(rows)} rows written", file=sys.stderr)
+        store.add(corpus_rows(min(step, n - start), start, bases, vectors))
+        print(f"  corpus {n}: {min(start + step, n)} rows written", file=sys.stderr)
     store.optimize()
     (root / "done.json").write_text(json.dumps({"chunks": store.count(), "build_s": time.perf_counter() - t}))
     return home
+
+
+def base_vectors() -> tuple[list[tuple[str, str, str]], np.ndarray]:
+    """speed.py's base texts and one random unit vector for each (the synthetic vectors)."""
+    from speed import base_texts
+
+    from funes_core.models.embed import DIM
+
+    bases = base_texts()
+    rng = np.random.default_rng(7)
+    vectors = rng.normal(size=(len(bases), DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return bases, vectors
+
+
+def corpus_rows(n: int, start: int, bases: list[tuple[str, str, str]], vectors: np.ndarray) -> list[Any]:
+    """``n`` rows of speed.py's generator whose ids and sessions are unique to ``start``."""
+    from dataclasses import replace
+
+    from speed import generate_rows
+
+    from funes_core.ingest.chunking import chunk_id
+
+    return [
+        replace(
+            r,
+            id=chunk_id(f"{r.session_id}-{start}", r.turn_uuid, 0, 0),
+            session_id=f"{r.session_id}-{start}",
+        )
+        for r in generate_rows(n, bases, vectors, seed=11 + start)
+    ]
 
 
 def loadavg() -> float:
@@ -210,6 +235,68 @@ def timed_cli(args: list[str], env: dict[str, str]) -> float:
     return dt
 
 
+def push_policies(run_home: Path, proxy: DelayProxy, s3_port: int, chunks: int) -> dict[str, Any]:
+    """Push index upkeep, before and after the threshold policy, side by side (see the docstring)."""
+    import boto3
+
+    from funes_core.store import open_store
+    from funes_core.store.push import _retry, open_remote_store, push
+    from funes_core.store.remotes import load_remotes
+
+    home = Home(run_home)
+    s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{s3_port}", region_name="us-east-1")
+    for variant in ("before", "after"):
+        s3.create_bucket(Bucket=f"bench-{variant}")
+        add_remote(variant, f"s3://bench-{variant}/team", proxy.port, run_home)
+    remotes = load_remotes(home)
+
+    def one(variant: str) -> dict[str, Any]:
+        remote = remotes[variant]
+        load, r0, up0, down0 = loadavg(), proxy.requests, proxy.bytes_up, proxy.bytes_down
+        t = time.perf_counter()
+        if variant == "before":
+            report = push(remote, home, batch=5000, reindex=False)
+            upload = time.perf_counter() - t
+            _retry(open_remote_store(remote, write=True).optimize)  # what every push ran before
+        else:
+            report = push(remote, home, batch=5000)
+            upload = time.perf_counter() - t - (report.upkeep.seconds if report.upkeep else 0.0)
+        total = time.perf_counter() - t
+        out = {
+            "published": report.published,
+            "seconds": round(total, 1),
+            "upload_s": round(upload, 1),
+            "index_s": round(total - upload, 1),
+            "chunks_per_s": round(report.published / total, 1) if report.published else None,
+            "requests": proxy.requests - r0,
+            "mb_up": round((proxy.bytes_up - up0) / 1e6, 1),
+            "mb_down": round((proxy.bytes_down - down0) / 1e6, 1),
+            "upkeep": "optimize" if variant == "before" else report.upkeep.action if report.upkeep else None,
+            "load": load,
+        }
+        print(f"{variant}: {out}", file=sys.stderr)
+        return out
+
+    results: dict[str, Any] = {"first": {}, "follow_up": {}}
+    for variant in ("before", "after"):
+        results["first"][variant] = one(variant)
+    bases, vectors = base_vectors()
+    local = open_store(home=home, read_consistency_interval=None)
+    local.add(corpus_rows(300, chunks, bases, vectors))
+    for variant in ("before", "after"):
+        results["follow_up"][variant] = one(variant)
+    return results
+
+
+def add_remote(name: str, uri: str, port: int, run_home: Path) -> None:
+    env = {**os.environ, "FUNES_HOME": str(run_home)}
+    options = [f"endpoint=http://127.0.0.1:{port}", "allow_http=true", "region=us-east-1"]
+    args = [FUNES, "remote", "add", name, uri]
+    for option in options:
+        args += ["--option", option]
+    subprocess.run(args, env=env, check=True, capture_output=True)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -218,6 +305,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--delay-ms", type=float, default=25.0, help="one-way delay (round trip is twice)")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--out", type=Path, default=None, help="write the results as JSON here")
+    parser.add_argument("--policies", action="store_true", help="push index upkeep, before and after")
     args = parser.parse_args(argv)
 
     home = build_corpus(args.chunks)
@@ -249,25 +337,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             p = run_home / leftover
             shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
         env = {**os.environ, **creds, "FUNES_HOME": str(run_home)}
-        endpoint = f"http://127.0.0.1:{proxy.port}"
-        subprocess.run(
-            [
-                FUNES,
-                "remote",
-                "add",
-                "bench",
-                "s3://bench-memory/team",
-                "--option",
-                f"endpoint={endpoint}",
-                "--option",
-                "allow_http=true",
-                "--option",
-                "region=us-east-1",
-            ],
-            env=env,
-            check=True,
-            capture_output=True,
-        )
+        if args.policies:
+            results["policies"] = push_policies(run_home, proxy, port, args.chunks)
+            print(json.dumps(results, indent=2))
+            if args.out:
+                args.out.write_text(json.dumps(results, indent=2) + "\n")
+            return results
+        add_remote("bench", "s3://bench-memory/team", proxy.port, run_home)
         load = loadavg()
         push_s = timed_cli(["push", "bench", "--batch", "5000"], env)
         results["push"] = {
@@ -321,6 +397,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             }
         mirror = run_home / "cache" / "remotes" / "bench"
         results["mirror_bytes"] = sum(p.stat().st_size for p in mirror.rglob("*") if p.is_file())
+        # What a plain copy of the bucket (the mirror before it read the manifest) would hold.
+        s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", region_name="us-east-1")
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket="bench-memory")
+        results["bucket_bytes"] = sum(o["Size"] for page in pages for o in page.get("Contents", []))
     finally:
         proc.terminate()
         proc.wait()
