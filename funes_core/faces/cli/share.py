@@ -343,7 +343,9 @@ def _upkeep_note(name: str, upkeep: Upkeep | None) -> str | None:
     if upkeep is None:
         return None
     if upkeep.action in ("folded", "rebuilt"):
-        what = "folded new rows into its indexes" if upkeep.action == "folded" else "rebuilt its indexes"
+        what = f"folded {upkeep.before} row(s) into its indexes"
+        if upkeep.action == "rebuilt":
+            what += " and rebuilt its vector index as one piece"
         left = f"; {upkeep.after} row(s) still outside them" if upkeep.after else ""
         return f"{name}: {what} in {upkeep.seconds:.1f} s{left}"
     if not upkeep.after:
