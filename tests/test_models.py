@@ -176,6 +176,38 @@ def test_a_memory_whose_model_plugin_is_gone_says_so(home: Home, tiny: FunesPlug
     assert code == 1 and "funes-test/tiny-16" in err and "no installed embedder provides" in err
 
 
+def test_memories_of_another_model_are_left_out_of_one_list(
+    home: Home, tiny: FunesPluginManager, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--memory local,team`` embeds the query once: a member stamped with another model (both
+    installed, so each alone reads fine) is left out with a note, never searched with the wrong vector."""
+    assert funes(tiny, "index", str(EXAMPLES), "--model", "funes-test/tiny-16")[0] == 0
+    assert funes(tiny, "remote", "add", "same", str(tmp_path / "same"))[0] == 0
+    assert funes(tiny, "remote", "add", "wider", str(tmp_path / "wider"))[0] == 0
+    assert funes(tiny, "push", "same")[0] == 0
+    other = tmp_path / "other-home"
+    monkeypatch.setenv("FUNES_HOME", str(other))
+    assert funes(tiny, "index", str(ONE_EXAMPLE), "--model", "funes-test/tiny-32")[0] == 0
+    assert funes(tiny, "remote", "add", "wider", str(tmp_path / "wider"))[0] == 0
+    assert funes(tiny, "push", "wider")[0] == 0
+    monkeypatch.setenv("FUNES_HOME", str(home.root))
+    code, out, err = funes(tiny, "recall", "sensor readings", "--memory", "wider", "--json")
+    assert code == 0 and json.loads(out)["hits"], err  # alone, it is read with its own model
+    code, out, err = funes(tiny, "recall", "sensor readings", "--memory", "local,same,wider", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["hits"] and {h["memory"] for h in doc["hits"]} == {"local"}
+    [note] = doc["notes"]
+    assert "wider" in note and "funes-test/tiny-32" in note and "funes-test/tiny-16" in note
+    # The first memory that answers decides the model.
+    code, out, err = funes(tiny, "recall", "sensor readings", "--memory", "wider,local", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["hits"] and {h["memory"] for h in doc["hits"]} == {"wider"}
+    [note] = doc["notes"]
+    assert note.startswith("local holds vectors of funes-test/tiny-16 (16-d), not of funes-test/tiny-32")
+
+
 def test_a_broken_embedder_plugin_is_named_and_funes_works_on_the_default(home: Home) -> None:
     class Broken:
         @hookimpl

@@ -183,7 +183,10 @@ class MemorySet:
 
     A member that cannot be read (an offline remote, a missing one, wrong credentials) is left
     out with a one-line note, as long as another member answers; when none does, the read fails
-    with every member's reason.
+    with every member's reason. The query is embedded once, with the model of the first member
+    that answers (the *lead*); a member stamped with another model (each memory is read with its
+    own, and plugins make several installable) is left out with a note too, since its vectors
+    cannot be compared with the lead's.
     """
 
     def __init__(self, members: list[Memory]) -> None:
@@ -192,12 +195,20 @@ class MemorySet:
         self.label = ",".join(m.label for m in members)
         self.home = members[0].home
         self.remote = None
+        self._lead: Memory | None = None
+
+    def lead(self) -> Memory:
+        """The member whose model embeds the query: the first one that can be read."""
+        if self._lead is None:
+            self.open([])
+        assert self._lead is not None
+        return self._lead
 
     def embedder(self) -> Embedder:
-        return self.members[0].embedder()
+        return self.lead().embedder()
 
     def embed_query(self, text: str) -> Vector:
-        return self.members[0].embed_query(text)
+        return self.lead().embed_query(text)
 
     def count_tokens(self, text: str) -> int:
         return count_tokens(text)
@@ -207,16 +218,29 @@ class MemorySet:
         return self.open([])[0][1]
 
     def open(self, notes: list[str]) -> list[tuple[str, Store]]:
-        """``(label, store)`` of every readable member; a note for each one left out."""
+        """``(label, store)`` of every readable member of the lead's model; a note for each one left out."""
         opened: list[tuple[str, Store]] = []
         failures: list[str] = []
+        lead: Memory | None = None
         for member in self.members:
             try:
-                opened.append((member.label, member.store()))
+                store = member.store()
             except MemoryUnavailableError as exc:
                 failures.append(str(exc))
-        if not opened:
+                continue
+            if lead is None:
+                lead = member
+            elif member.embedder().stamp != lead.embedder().stamp:
+                theirs, ours = member.embedder().stamp, lead.embedder().stamp
+                failures.append(
+                    f"{member.label} holds vectors of {theirs.model} ({theirs.dim}-d), not of "
+                    f"{ours.model} ({ours.dim}-d) like {lead.label}: left out"
+                )
+                continue
+            opened.append((member.label, store))
+        if lead is None:
             raise MemoryUnavailableError("; ".join(failures))
+        self._lead = lead
         notes.extend(f"{reason}; showing the other memories" for reason in failures)
         return opened
 
