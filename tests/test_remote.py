@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -366,6 +367,43 @@ def test_server_errors_count_as_offline(home: Home, bucket: Bucket) -> None:
         server.close()
 
 
+@pytest.mark.parametrize("kind", ["timeout", "dns"])
+def test_a_silent_server_and_an_unknown_host_count_as_offline(home: Home, bucket: Bucket, kind: str) -> None:
+    """The two offline kinds a refused port and a 503 do not cover: a server that accepts and never
+    answers (timeout), and an endpoint whose host name does not resolve (``.invalid`` never does,
+    RFC 6761; the lookup fails locally or at the resolver, whichever answers, never reaching a store)."""
+    server = Silent() if kind == "timeout" else None
+    endpoint = server.endpoint if server else "http://funes-remote-test.invalid:9000"
+    try:
+        code, _, err = cli(
+            "remote",
+            "add",
+            "quiet",
+            bucket.uri(),
+            "--option",
+            f"endpoint={endpoint}",
+            "--option",
+            "allow_http=true",
+            "--option",
+            "connect_timeout=1s",
+            "--option",
+            "timeout=1s",
+        )
+        assert code == 0, err
+        started = time.monotonic()
+        code, out, err = cli("recall", "sqlite", "-k", "2", "--memory", "local,quiet")
+        assert code == 0, err
+        notes = [ln for ln in out.splitlines() if ln.startswith("note:")]
+        assert len(notes) == 1 and "quiet is unreachable" in notes[0], out
+        assert "→ get" in out
+        code, _, err = cli("recall", "sqlite", "--memory", "quiet")
+        assert code == 1 and "quiet is unreachable" in err and len(err.strip().splitlines()) == 1, err
+        assert time.monotonic() - started < 60  # bounded by the remote's own timeouts
+    finally:
+        if server:
+            server.close()
+
+
 def test_unauthorized_has_its_own_message(home: Home, bucket: Bucket, tmp_path: Path) -> None:
     """A second moto server that checks credentials: our made-up key is refused with 403."""
     env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "0"}
@@ -469,6 +507,32 @@ class Always503:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class Silent:
+    """A TCP server that accepts connections and never answers (a store that hangs)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self._held: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self._held.append(conn)  # kept open, never read from or written to
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self._held:
+            conn.close()
 
 
 class CountingProxy:
