@@ -8,6 +8,7 @@ after a positive control showing the same scan finds it before the removal.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,7 @@ from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import HashEmbedder
 from funes_core.store import open_store
 from funes_core.store.base import Row
+from funes_core.store.lance import LanceStore
 from funes_core.turns.format import Block, Turn, write_turns_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -173,6 +175,57 @@ def test_kill_9_then_resume_equals_a_clean_push(home: Home, bucket: Bucket, afte
     assert len(resumed) == len({i for i, _t in resumed}) == 240
 
 
+#: ``funes push`` killed with SIGKILL at a point of its index upkeep (after the upload): at the
+#: start of the step (nothing folded yet) or right after the fold's commits (before the push
+#: records anything). A patch in the child process makes the point exact instead of a race.
+KILL_IN_UPKEEP = """
+import os, signal, sys
+from funes_core.store.lance import LanceStore
+from funes_core.faces.cli.main import main
+real = LanceStore.optimize
+point = sys.argv[1]
+def dying(self):
+    if point == "start":
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(self)
+    os.kill(os.getpid(), signal.SIGKILL)
+LanceStore.optimize = dying
+sys.argv = ["funes", *sys.argv[2:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("point", ["start", "end"])
+def test_kill_9_in_index_upkeep_then_resume_equals_a_clean_push(
+    home: Home, bucket: Bucket, point: str
+) -> None:
+    fill(home, {f"s{i:02d}": words(10, f"session {i}") for i in range(24)})
+    add_remote(bucket, "team", "killed")
+    add_remote(bucket, "clean", "clean")
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_IN_UPKEEP, point, "push", "team", "--batch", "40", "--reindex"],
+        env=_env(home),
+        capture_output=True,
+        timeout=600,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
+    assert len(remote_rows(home, "team")) == 240  # the upload had finished
+    killed = open_store("team", home=home)
+    assert isinstance(killed, LanceStore)
+    assert killed.index_backlog().rows == (240 if point == "start" else 0)  # killed where meant
+    code, _, err = cli("push", "team", "--batch", "40", "--reindex")
+    assert code == 0, err
+    assert re.search(r"team: folded \d+ row\(s\) into its indexes", err), err
+    assert cli("push", "clean", "--batch", "40", "--reindex")[0] == 0
+    resumed = remote_rows(home, "team")
+    assert resumed == remote_rows(home, "clean")
+    assert len(resumed) == len({i for i, _t in resumed}) == 240
+    store = open_store("team", home=home)
+    assert isinstance(store, LanceStore) and store.index_backlog().rows == 0
+    hits = [h.row.text for h in store.text_search("session 17 note 4", 3)]
+    assert "session 17 note 4: the parser keeps flushing buffers at offset 28" in hits
+
+
 def test_two_machines_pushing_at_once_lose_nothing(home: Home, bucket: Bucket, tmp_path: Path) -> None:
     """Two homes sharing half their sessions push to one remote at the same moment (separate processes)."""
     fill(home, {f"s{i:02d}": words(6, f"session {i}") for i in range(0, 30)})
@@ -184,7 +237,7 @@ def test_two_machines_pushing_at_once_lose_nothing(home: Home, bucket: Bucket, t
     (other.root / "remotes.toml").write_text(remotes)
     procs = [
         subprocess.Popen(
-            [*FUNES, "push", "team", "--batch", "5", "--yes"],
+            [*FUNES, "push", "team", "--batch", "5", "--yes", "--reindex"],
             env=_env(h),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -197,6 +250,12 @@ def test_two_machines_pushing_at_once_lose_nothing(home: Home, bucket: Bucket, t
     rows = remote_rows(home)
     ids = [i for i, _t in rows]
     assert len(ids) == len(set(ids)) == 45 * 6
+    # Both ran the index upkeep (--reindex) on the bucket at about the same moment; the one that
+    # started last began after both uploads, so every row is inside the indexes.
+    for _out, err in results:
+        assert "into its indexes" in err.decode(), err.decode()
+    store = open_store("team", home=home)
+    assert isinstance(store, LanceStore) and store.index_backlog().rows == 0
 
 
 # ----------------------------------------------------------------------------- scrub
