@@ -42,21 +42,23 @@ def answers(store: LanceStore) -> tuple[object, ...]:
         sorted(r.id for r in store.scan()),
         [h.row.id for h in store.text_search("topic42", 5)],
         [h.row.id for h in store.vector_search(probe.vector, 5)],
-        [h.row.id for h in store.vector_search(rows(1, 205)[0].vector, 3)],  # type: ignore[arg-type]
+        [h.row.id for h in store.vector_search(rows(1, 1005)[0].vector, 3)],  # type: ignore[arg-type]
     )
 
 
 def test_a_copy_with_only_the_named_files_reads_like_the_whole_table(tmp_path: Path) -> None:
     """Versions, compaction, deletion files, an ANN index with a second segment: all in one table."""
-    store = LanceStore(tmp_path / "whole", ann_min_rows=30)
+    # 320 rows: IVF_PQ trains 256 centroids per sub-vector, so its index holds rows from ~256 on.
+    store = LanceStore(tmp_path / "whole", ann_min_rows=300)
     store.stamp_model(EMB.stamp)
     for k in range(4):
-        store.add(rows(20, 20 * k))
+        store.add(rows(80, 80 * k))
     store.optimize()  # compaction supersedes the four fragments; the ANN index is built
     store._tbl().delete("id IN ('r0003', 'r0005', 'r0007')")
-    store.add(rows(10, 200))
+    store.add(rows(10, 1000))
     store.optimize()  # a second ANN segment; old versions stay (the grace period)
-    store._tbl().delete("id = 'r0201'")
+    assert store.index_backlog().segments == 2 and store.index_backlog().rows == 0
+    store._tbl().delete("id = 'r1001'")
     root = store.table_path
     everything = files_of(root)
     newest = newest_manifest(everything)
@@ -73,8 +75,8 @@ def test_a_copy_with_only_the_named_files_reads_like_the_whole_table(tmp_path: P
     kept = files_of(pruned_root)
     assert len(kept) < len(everything) / 2  # most files were superseded
     assert [k for k in kept if k.startswith("_versions/")] == [newest]
-    pruned = LanceStore(tmp_path / "pruned", ann_min_rows=30)
-    assert pruned.has_ann_index() and pruned.count() == store.count() == 86
+    pruned = LanceStore(tmp_path / "pruned", ann_min_rows=300)
+    assert pruned.has_ann_index() and pruned.count() == store.count() == 326
     assert answers(pruned) == answers(store)
 
 

@@ -26,6 +26,8 @@ from funes_core.turns.format import Block, Turn, write_turns_file
 pytestmark = pytest.mark.slow
 
 EMB = HashEmbedder()
+#: Vectors before the ANN index is due in these tests.
+ANN_ROWS = 300
 
 
 def rows(n: int, start: int = 0) -> list[Row]:
@@ -42,7 +44,8 @@ def remote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LanceStore:
     """A remote-shaped table (``id`` primary key) whose thresholds are small enough to cross."""
     monkeypatch.setattr(push_module, "REINDEX_MIN_ROWS", 25)
     monkeypatch.setattr(push_module, "FOLD_AFTER", 2)
-    store = LanceStore(tmp_path / "remote", primary_key=True, ann_min_rows=40)
+    # IVF_PQ trains 256 centroids per sub-vector: an index over fewer rows would hold none of them.
+    store = LanceStore(tmp_path / "remote", primary_key=True, ann_min_rows=ANN_ROWS)
     store.stamp_model(EMB.stamp)
     return store
 
@@ -70,33 +73,33 @@ def test_past_the_threshold_rows_are_folded_in_and_the_ann_index_is_built_once_d
     done = upkeep(remote)
     assert (done.action, done.after) == ("folded", 0)
     assert not remote.has_ann_index()  # 30 vectors: under ann_min_rows, exact search is the plan
-    remote.add(rows(10, 30))
-    assert remote.index_backlog().vector == 40  # an ANN index is now due: every vector counts
+    remote.add(rows(ANN_ROWS - 30, 30))
+    assert remote.index_backlog().vector == ANN_ROWS  # an ANN index is now due: every vector counts
     done = upkeep(remote)
-    assert (done.action, done.before, done.after) == ("folded", 40, 0)
+    assert (done.action, done.before, done.after) == ("folded", ANN_ROWS, 0)
     assert remote.has_ann_index() and remote.index_backlog().segments == 1
 
 
 def test_ann_segments_are_folded_into_one_after_fold_after(remote: LanceStore) -> None:
-    remote.add(rows(40))
+    remote.add(rows(ANN_ROWS))
     upkeep(remote)
     segments = []
     for n in range(3):
-        remote.add(rows(25, 100 + 25 * n))
+        remote.add(rows(25, 1000 + 25 * n))
         done = upkeep(remote)
         segments.append((done.action, remote.index_backlog().segments))
     assert segments == [("folded", 2), ("rebuilt", 1), ("folded", 2)]
     # With an ANN index in place, rows outside it are still found by both legs.
-    late = rows(5, 500)
+    late = rows(5, 2000)
     remote.add(late)
     assert upkeep(remote).action == "none"
     assert all(found_by_both_legs(remote, row) for row in late)
 
 
 def test_reindex_forces_the_fold_and_no_reindex_skips_it(remote: LanceStore) -> None:
-    remote.add(rows(40))
+    remote.add(rows(ANN_ROWS))
     upkeep(remote)
-    remote.add(rows(3, 200))
+    remote.add(rows(3, 1000))
     skipped = upkeep(remote, reindex=False)
     assert (skipped.action, skipped.after) == ("skipped", 3)
     forced = upkeep(remote, reindex=True)

@@ -24,9 +24,11 @@ later push (a remote is append-only and never gains a vector afterwards).
   Past the threshold one ``optimize`` folds them in (the ANN index gains a segment, or is built
   the first time enough vectors exist); after :data:`FOLD_AFTER` segments it is rebuilt as one.
   ``--reindex`` forces that now, ``--no-reindex`` skips it. Building the ANN index is CPU work
-  (IVF-HNSW graph construction, measured as slow on a local folder as on the bucket: 128 s vs
-  127 s at 30k rows under load 18-20), so building it on a local copy would not have made it
-  cheaper; keeping it out of the pushes that do not need it does.
+  (measured with the earlier IVF_HNSW_SQ index as slow on a local folder as on the bucket: 128 s
+  vs 127 s at 30k rows under load 18-20; the IVF_PQ index that replaced it trains on the vectors
+  it reads, likewise CPU), so building it on a local copy would not have made it cheaper; keeping
+  it out of the pushes that do not need it does. The store's own rule (rebuild with more
+  partitions once the rows grew 4-fold) applies within each ``optimize``.
 """
 
 from __future__ import annotations
