@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -109,3 +110,50 @@ def test_a_narrow_filter_still_gets_its_k_rows(tmp_path: Path, monkeypatch: pyte
         hits = store.vector_search(list(map(float, query)), 10, Filters(repo="rare"))
         assert len(hits) == 10
         assert {h.row.id for h in hits} <= {f"r{i}" for i in rare}
+
+
+def _plan_figures(plan: str, name: str) -> list[int]:
+    return [int(m) for m in re.findall(rf"\b{name}=(\d+)", plan)]
+
+
+def test_an_unfiltered_query_probes_its_partitions_only_and_finds_appended_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lance, "ANN_ROWS_PER_PARTITION", 100)  # 30 partitions ...
+    monkeypatch.setattr(lance, "ANN_MIN_PROBES", 3)  # ... of which 3 are probed
+    monkeypatch.setattr(lance, "ANN_PROBE_SHARE", 0.0)
+    vectors = _clustered(3000)
+    store = _store(tmp_path, vectors, ann_min_rows=2000)
+    store.optimize()
+    table = store._tbl()
+    for i in (5, 500, 2500):
+        plan = store._vector_query(table, vectors[i], DEFAULT_CANDIDATES, None).analyze_plan()
+        # Unlimited probing (what a filter gets) went on to 11 of the 30 partitions here, and
+        # through all of them at 1M rows.
+        assert _plan_figures(plan, "partitions_searched") == [3]
+    later = _clustered(40, seed=30)
+    for at in range(0, 30, 10):  # small appends, each folded in by optimize
+        store.add(_rows(later[at : at + 10], start=3000 + at))
+        store.optimize()
+    store.add(_rows(later[30:], start=3030))  # and rows no index holds yet
+    for i in (5, 15, 25, 35):
+        assert store.vector_search(list(map(float, later[i])), 10)[0].row.id == f"r{3000 + i}"
+
+
+def test_session_windows_are_read_through_the_session_index(tmp_path: Path) -> None:
+    rows = [
+        make_row(f"{sid}-{seq}", f"turn {seq}", session_id=sid, seq=seq)
+        for sid in ("s1", "s2", "o'b", "s4")
+        for seq in range(6)
+    ]
+    store = LanceStore(tmp_path / "m", read_consistency_interval=None)
+    store.stamp_model(STAMP)
+    store.add(rows)
+    store.optimize()  # builds the session_id BTREE index
+    windows = {"s1": (1, 2), "o'b": (4, 9), "missing": (0, 3)}
+    plan = (
+        store._tbl().search().where(lance.windows_sql(windows)).select(["id"]).limit(None).explain_plan(True)
+    )
+    assert "session_id_idx" in plan  # the index answers, the table is not scanned for the sessions
+    got = [(r.session_id, r.seq) for r in store.session_windows(windows)]
+    assert got == [("o'b", 4), ("o'b", 5), ("s1", 1), ("s1", 2)]

@@ -60,6 +60,7 @@ __all__ = [
     "arrow_schema",
     "filters_sql",
     "sql_literal",
+    "windows_sql",
 ]
 
 TABLE_NAME = "chunks"
@@ -192,6 +193,21 @@ def filters_sql(filters: Filters | None) -> str | None:
     if filters.ts_upper is not None:
         parts.append(f"ts < {sql_literal(filters.ts_upper)}")
     return " AND ".join(f"({p})" for p in parts)
+
+
+def windows_sql(windows: Mapping[str, tuple[int, int]]) -> str:
+    """The predicate of :meth:`LanceStore.session_windows`: each session's rows with ``lo <= seq <= hi``.
+
+    The leading ``session_id IN (...)`` is what the ``session_id`` BTREE index answers; the OR of
+    (session AND seq) windows alone is not, and was a scan of the whole table (110-180 ms at 1M
+    rows, twice a recall, against 25-30 ms through the index). The windows refine the index's rows.
+    """
+    names = ", ".join(sql_literal(sid) for sid in sorted(windows))
+    spans = " OR ".join(
+        f"(session_id = {sql_literal(sid)} AND seq >= {int(lo)} AND seq <= {int(hi)})"
+        for sid, (lo, hi) in sorted(windows.items())
+    )
+    return f"session_id IN ({names}) AND ({spans})"
 
 
 def _and(*clauses: str | None) -> str | None:
@@ -526,21 +542,29 @@ class LanceStore:
         query_vec = self._check_vector(vector, self._vector_dim(table))
         if not np.any(query_vec):
             return []
+        result = self._vector_query(table, query_vec, k, filters).to_arrow()
+        distances = result.column("_distance").to_pylist()
+        return [Hit(row, 1.0 - float(d)) for row, d in zip(self._rows(result), distances, strict=True)]
+
+    def _vector_query(self, table: Any, query_vec: np.ndarray, k: int, filters: Filters | None) -> Any:
+        """The LanceDB query of :meth:`vector_search` (not run)."""
         query = table.search(query_vec, vector_column_name="vector").distance_type("cosine")
         if self._ann_probes is None:
             partitions = _ann_partitions(table)
             self._ann_probes = max(ANN_MIN_PROBES, round(ANN_PROBE_SHARE * (partitions or 0)))
-        # Without an index these do nothing. With one: at least this many partitions, more while a
-        # narrow filter leaves fewer than k rows found (maximum 0: no limit), and the PQ candidates
-        # re-ranked on the stored vectors.
-        query = query.minimum_nprobes(self._ann_probes).maximum_nprobes(0)
-        query = query.refine_factor(ANN_REFINE_FACTOR)
+        # Without an index these do nothing. With one: this many partitions, and the PQ candidates
+        # re-ranked on the stored vectors. With a filter, more partitions while a narrow one leaves
+        # fewer than k rows found (maximum 0: no limit). Not without one: once optimize has folded
+        # appended rows into delta indexes, an unlimited search went through every partition
+        # (measured at 1M rows with 4 index segments: 808 partitions searched and 1.0M comparisons
+        # instead of 96 and 129k; 3x the time, for recall@10 vs exact 0.98 instead of 0.97).
         where = filters_sql(filters)
+        query = query.minimum_nprobes(self._ann_probes)
+        query = query.maximum_nprobes(0 if where else self._ann_probes)
+        query = query.refine_factor(ANN_REFINE_FACTOR)
         if where:
             query = query.where(where, prefilter=True)
-        result = query.select([*_ROW_COLUMNS, "_distance"]).limit(k).to_arrow()
-        distances = result.column("_distance").to_pylist()
-        return [Hit(row, 1.0 - float(d)) for row, d in zip(self._rows(result), distances, strict=True)]
+        return query.select([*_ROW_COLUMNS, "_distance"]).limit(k)
 
     def text_search(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
         table = self._tbl()
@@ -578,11 +602,7 @@ class LanceStore:
         if self._tbl() is None or not windows:
             return []
         # One query for every window: per-session queries cost a scan each (~8 ms at 100k rows).
-        where = " OR ".join(
-            f"(session_id = {sql_literal(sid)} AND seq >= {int(lo)} AND seq <= {int(hi)})"
-            for sid, (lo, hi) in sorted(windows.items())
-        )
-        rows = self._rows(self._query(where, _ROW_COLUMNS))
+        rows = self._rows(self._query(windows_sql(windows), _ROW_COLUMNS))
         rows.sort(key=lambda r: (r.session_id, r.seq, r.block_idx, r.split_idx))
         return rows
 
