@@ -157,3 +157,14 @@ def test_session_windows_are_read_through_the_session_index(tmp_path: Path) -> N
     assert "session_id_idx" in plan  # the index answers, the table is not scanned for the sessions
     got = [(r.session_id, r.seq) for r in store.session_windows(windows)]
     assert got == [("o'b", 4), ("o'b", 5), ("s1", 1), ("s1", 2)]
+
+
+def test_rows_still_owed_their_vector_do_not_count_towards_the_index(tmp_path: Path) -> None:
+    vectors = _clustered(1500)
+    store = _store(tmp_path, vectors, ann_min_rows=2000)
+    store.add([make_row(f"owed{i}", f"owed passage {i}") for i in range(1000)])  # 2500 rows, 1500 vectors
+    store.optimize()
+    assert _vector_indexes(store) == []
+    store.set_vectors({f"owed{i}": list(map(float, v)) for i, v in enumerate(_clustered(600, seed=9))})
+    store.optimize()  # 2100 rows with a vector
+    assert _vector_indexes(store) == [("vector_ivfpq_p1", "IvfPq")]
