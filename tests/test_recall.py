@@ -746,3 +746,39 @@ def test_a_hit_is_not_previewed_again_under_its_neighbour() -> None:
     assert text.count("why does the flush test fail?") == 1
     assert text.count("writer was not awaited") == 1
     assert "~ [assistant text seq2] lunch" in text  # other neighbours are still previewed
+
+
+@pytest.mark.parametrize(("neighbors", "context_head"), [(1, 20), (2, 20), (1, 1), (2, 2)])
+def test_neighbours_are_the_turns_around_each_hit_whether_or_not_the_context_read_holds_them(
+    neighbors: int, context_head: int
+) -> None:
+    words = ["kiwi", "mango", "papaya"]
+    store = store_with(
+        [
+            turn(
+                f"s{s}",
+                seq,
+                f"turn {seq} of s{s} about {words[(seq + s) % 3]}",
+                role="user" if seq % 2 else "assistant",
+            )
+            for s in range(4)
+            for seq in range(12)
+        ]
+    )
+    reads: list[dict[str, tuple[int, int]]] = []
+    session_windows = store.session_windows
+
+    def counted(windows: dict[str, tuple[int, int]]) -> list[Row]:
+        reads.append(dict(windows))
+        return session_windows(windows)
+
+    store.session_windows = counted  # type: ignore[method-assign]
+    params = RecallParams(k=8, neighbors=neighbors, context_head=context_head, legs=(Leg.TEXT,))
+    result = recall(store, "kiwi", params, embed_query=None, now=NOW)
+    assert len(result.hits) == 8
+    for hit in result.hits:
+        row = hit.row
+        around = store.session_rows(row.session_id, row.seq - neighbors, row.seq + neighbors)
+        assert hit.neighbors == tuple(r for r in around if r.turn_uuid != row.turn_uuid)
+    # The context step's read serves the neighbours of the hits it covers; others are read after.
+    assert len(reads) == (1 if context_head == 20 else 2)
