@@ -107,6 +107,7 @@ if TYPE_CHECKING:
         load_schema,
         parse_line,
         read_turns_file,
+        safe_id,
         turns_to_jsonl,
         write_turns_file,
     )
@@ -171,6 +172,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "load_schema": ("funes_core.turns.format", "load_schema"),
     "parse_line": ("funes_core.turns.format", "parse_line"),
     "read_turns_file": ("funes_core.turns.format", "read_turns_file"),
+    "safe_id": ("funes_core.turns.format", "safe_id"),
     "turns_to_jsonl": ("funes_core.turns.format", "turns_to_jsonl"),
     "write_turns_file": ("funes_core.turns.format", "write_turns_file"),
 }
@@ -239,6 +241,7 @@ __all__ = [
     "remove_member",
     "run_hook",
     "runs_module",
+    "safe_id",
     "set_member",
     "spawn_detached",
     "turns_to_jsonl",

@@ -12,9 +12,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from funes_core.ingest.chunking import (
+    MAX_BLOCK_CHARS,
     MAX_CHARS,
     OVERLAP,
     Tier,
+    cap_block,
     chunk_id,
     chunk_turn,
     elide_base64,
@@ -196,3 +198,33 @@ def test_redaction_happens_before_splitting_and_is_counted() -> None:
     assert counts == Counter({"test": 1})
     assert all("SECRET" not in c.text for c in chunks)
     assert any("[REDACTED:test]" in c.text for c in chunks)
+
+
+# -- resource bounds (issue 13 item 9) ----------------------------------------------------------------
+
+
+def test_a_huge_block_is_capped_with_a_marker_and_keeps_head_and_tail() -> None:
+    """A 30 MB tool output became 28,000 chunks; now a block stores at most 200,000 characters."""
+    body = "".join(f"line {i:07d} of a very long tool output\n" for i in range(30_000))  # 1.2 M chars
+    turn = Turn("s", "t", 0, "2026-01-01T00:00:00Z", "tool", "claude", (Block("tool_result", body, "Bash"),))
+    chunks, _ = chunk_turn(turn)
+    stored = reduce(stitch, [c.text for c in chunks])
+    rendered = render_block(turn.blocks[0])
+    left_out = len(rendered) - MAX_BLOCK_CHARS
+    marker = f"[… funes left out {left_out:,} characters of this block: a block keeps 200,000 …]"
+    assert marker in stored
+    assert stored.startswith(rendered[:150_000].strip()) and stored.endswith(rendered[-50_000:].strip())
+    assert len(chunks) <= MAX_BLOCK_CHARS // (MAX_CHARS // 2 - OVERLAP) + 2  # each split moves >= 450
+    assert cap_block("short") == "short"
+
+
+def test_a_secret_across_the_cap_boundary_is_redacted_before_the_cut() -> None:
+    from funes_core.ingest.redact import redact
+
+    token = "ghp_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+    text = "x " * 74_990 + "export GITHUB_TOKEN=" + token + "\n" + "y " * 200_000
+    turn = Turn("s", "t", 0, "2026-01-01T00:00:00Z", "user", "claude", (Block("text", text),))
+    chunks, counts = chunk_turn(turn, redactor=redact)
+    assert counts == Counter({"github_token": 1})
+    joined = "".join(c.text for c in chunks)
+    assert token[:12] not in joined and token[-12:] not in joined

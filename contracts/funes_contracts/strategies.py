@@ -34,13 +34,10 @@ def harness_ids() -> st.SearchStrategy[str]:
     return st.text(alphabet=_ID_ALPHABET, min_size=1, max_size=16)
 
 
-def session_ids() -> st.SearchStrategy[str]:
-    """Session ids: any non-empty text without ``:`` (it is part of the chunk id)."""
-    return st.text(
-        alphabet=st.characters(codec="utf-8", exclude_categories=["Cc"], exclude_characters=":/\\"),
-        min_size=1,
-        max_size=40,
-    )
+def session_ids(max_size: int = 40) -> st.SearchStrategy[str]:
+    """Ids as the format allows them (:data:`funes_core.turns.format.ID_PATTERN`): a letter or digit,
+    then letters, digits, ``.``, ``_``, ``@``, ``-``. Used for ``turn_uuid`` too."""
+    return st.from_regex(rf"\A[A-Za-z0-9][A-Za-z0-9._@-]{{0,{max_size - 1}}}\Z")
 
 
 def texts(max_size: int = 120) -> st.SearchStrategy[str]:
@@ -83,14 +80,7 @@ def turns(
     sid = session_id if session_id is not None else draw(session_ids())
     producer = harness if harness is not None else draw(harness_ids())
     count = draw(st.integers(min_value=min_size, max_value=max_size))
-    uuids = draw(
-        st.lists(
-            st.text(alphabet=_ID_ALPHABET, min_size=1, max_size=20),
-            min_size=count,
-            max_size=count,
-            unique=True,
-        )
-    )
+    uuids = draw(st.lists(session_ids(max_size=20), min_size=count, max_size=count, unique=True))
     moment = draw(
         st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2090, 1, 1), timezones=st.just(UTC))
     )

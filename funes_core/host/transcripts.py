@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from funes_core.turns.format import _clean_surrogates, format_ts, is_utc_ts
+from funes_core.turns.format import _clean_surrogates, format_ts, is_utc_ts, safe_id
 
 __all__ = [
     "WHITE_SPACE",
@@ -97,15 +97,17 @@ def parse_ts(value: object, *, epoch: EpochUnit = "auto", verbatim_utc: bool = F
 
 
 def clean_id(value: object) -> str | None:
-    """An id usable in the turns format (a non-empty string without ``:``), or ``None``.
+    """An id usable in the turns format, or ``None``.
 
     Strings and integers are accepted (stripped; ``:`` becomes ``-``, since funes builds chunk
-    ids as ``session:turn:...``); anything else, or what is empty after stripping, is ``None``.
+    ids as ``session:turn:...``, then :func:`funes_core.turns.format.safe_id` maps anything
+    outside the id charset deterministically); anything else, or what is empty after stripping,
+    is ``None``. An id built from a clean one (``f"{uuid}@{n}"``) goes through ``safe_id`` again.
     """
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
     text = str(value).strip().replace(":", "-")
-    return text or None
+    return safe_id(text) if text else None
 
 
 def is_blank(text: str) -> bool:

@@ -17,11 +17,13 @@ from enum import IntEnum
 from funes_core.turns.format import Block, Turn
 
 __all__ = [
+    "MAX_BLOCK_CHARS",
     "MAX_CHARS",
     "OVERLAP",
     "Chunk",
     "Redactor",
     "Tier",
+    "cap_block",
     "chunk_id",
     "chunk_turn",
     "elide_base64",
@@ -37,6 +39,12 @@ MAX_CHARS = 1200
 #: Characters repeated at the start of the next piece, so a phrase cut by a split is still whole
 #: in one of the two pieces.
 OVERLAP = 150
+#: The most text one block stores (after base64 elision): a 30 MB tool output would otherwise
+#: become 28,000 chunks and a gigabyte of memory. The head and the tail are kept (an error usually
+#: ends a long output), with a marker in between saying how much was left out.
+MAX_BLOCK_CHARS = 200_000
+_BLOCK_HEAD = 150_000
+_BLOCK_TAIL = MAX_BLOCK_CHARS - _BLOCK_HEAD
 #: A newline (or space) is used as the split point only past this far into the window.
 _MIN_BREAK = MAX_CHARS // 2
 
@@ -89,6 +97,17 @@ _DATA_URI = re.compile(r"(?<![A-Za-z0-9+\-.])(data:[^\s,\"';]+;base64,)[A-Za-z0-
 def elide_base64(text: str) -> str:
     """Replace every base64 ``data:`` payload with ``[elided]``; it is noise to search and costly to embed."""
     return _DATA_URI.sub(r"\1[elided]", text)
+
+
+def cap_block(text: str) -> str:
+    """``text`` cut to :data:`MAX_BLOCK_CHARS`: its head and tail around a marker naming what was left out."""
+    if len(text) <= MAX_BLOCK_CHARS:
+        return text
+    left_out = len(text) - MAX_BLOCK_CHARS
+    marker = (
+        f"\n[… funes left out {left_out:,} characters of this block: a block keeps {MAX_BLOCK_CHARS:,} …]\n"
+    )
+    return text[:_BLOCK_HEAD] + marker + text[-_BLOCK_TAIL:]
 
 
 def split_text(text: str) -> list[str]:
@@ -164,8 +183,9 @@ def chunk_turn(
     """Chunk one turn's blocks of the requested tiers.
 
     ``block_idx`` counts every block of the turn, including those skipped here, so skipping a
-    tier or thinking now never renumbers what a later run stores. Secrets are redacted before
-    splitting, so a secret can never straddle two pieces and escape the detector.
+    tier or thinking now never renumbers what a later run stores. Secrets are redacted before the
+    block is capped (:func:`cap_block`) and split, so a secret can never straddle a cut and escape
+    the detector.
     Returns the chunks and the number of redactions per kind.
     """
     wanted = set(tiers)
@@ -180,7 +200,8 @@ def chunk_turn(
         if redactor is not None:
             text, found = redactor(text)
             counts.update(found)
-        for split_idx, piece in enumerate(split_text(text)):
+        # Capped after redaction: a cut must never leave half a secret that no rule recognises.
+        for split_idx, piece in enumerate(split_text(cap_block(text))):
             out.append(
                 Chunk(
                     id=chunk_id(turn.session_id, turn.turn_uuid, block_idx, split_idx),

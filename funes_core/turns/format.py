@@ -9,27 +9,47 @@ the 1-based line, the field and what is wrong. That way a half-understood file i
 stored. The JSON Schema shipped in ``funes_core/turns/turns.schema.json`` is the published
 contract; this module adds the rules a schema cannot express (a real calendar date in ``ts``,
 dense ``seq`` per session, duplicate turns) and turns schema errors into one-line messages.
+
+A turns file is untrusted input (a colleague's export, a web page, a hostile repository's
+transcript), so reading it is bounded and quiet about what it holds:
+
+- **ids** (``session_id``, ``turn_uuid``, ``parent_uuid``) come from a small safe character set
+  (:data:`ID_PATTERN`): they are printed in agent text and in copy-pasteable ``get`` hints, used in
+  file names and hashed into chunk ids. Producers map other ids with :func:`safe_id`;
+- **sizes** are capped: a line is read up to :data:`MAX_LINE_BYTES` (strings in a longer line are cut,
+  with a marker saying how much was left out), a turn keeps :data:`MAX_BLOCKS` blocks (a marker block
+  says how many more there were), ``seq`` stays within :data:`MAX_SEQ`, metadata strings have
+  schema ``maxLength``s;
+- **messages** name ``file:line: field`` and quote at most a short, redacted, escaped excerpt of
+  the offending value (:func:`quote_value`), because they are kept in ``state.json`` and shown by
+  ``funes status`` and the MCP ``status`` tool, where an agent reads them.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from funes_core.files import atomic_write_text
+from funes_core.safetext import one_line, shorten
 
 __all__ = [
     "BLOCK_TYPES",
     "FORMATS",
+    "ID_PATTERN",
+    "MAX_BLOCKS",
+    "MAX_LINE_BYTES",
+    "MAX_SEQ",
     "SCHEMA_RESOURCE",
     "TAINTS",
     "Block",
@@ -38,9 +58,13 @@ __all__ = [
     "TurnsFormatError",
     "decode_taint",
     "format_ts",
+    "is_safe_id",
+    "iter_turns",
     "load_schema",
     "parse_line",
+    "quote_value",
     "read_turns_file",
+    "safe_id",
     "turns_to_jsonl",
     "write_turns_file",
 ]
@@ -54,8 +78,32 @@ TAINTS: tuple[str, ...] = ("internal", "external")
 #: Where the JSON Schema lives inside the package.
 SCHEMA_RESOURCE = "turns.schema.json"
 
+#: The largest ``seq``: 2**53 - 1, the largest integer every JSON parser reads exactly (JavaScript
+#: producers included), and far enough below the store's 64-bit range that ``seq`` plus any reading
+#: window never overflows.
+MAX_SEQ = 2**53 - 1
+#: Ids (``session_id``, ``turn_uuid``, ``parent_uuid``): ASCII letters and digits, then also ``.``,
+#: ``_``, ``@`` and ``-``; 128 characters at most. Such an id is one shell word as it is (no quoting,
+#: no expansion), one file name, never an option (it cannot start with ``-``) and never a hidden or
+#: relative path (nor with ``.``), holds no ``:`` (the chunk id separator), and prints on one line.
+#: UUIDs, ``<uuid>@<n>``, ``<id>@<updated_at without colons>`` and ``20250101_120000_abc`` all fit.
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$(?!\n)"
+#: One line of a turns file is read up to this many bytes. In a longer line every JSON string is
+#: cut to :data:`LONG_LINE_STRING_BYTES` with a marker saying how many bytes were left out, so a
+#: huge tool output or image costs bounded memory; a line still too long after that (a million tiny
+#: blocks) rejects the file.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+#: What is kept of each string of a line longer than :data:`MAX_LINE_BYTES`.
+LONG_LINE_STRING_BYTES = 256 * 1024
+#: Blocks kept per turn; the rest are replaced by one text block saying how many were left out.
+MAX_BLOCKS = 1000
+
 _TS_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 _HARNESS_RE = re.compile(r"^[a-z0-9_-]+$")
+_ID_RE = re.compile(ID_PATTERN)
+_ID_FIELDS = ("session_id", "turn_uuid", "parent_uuid")
+#: A quoted value in a message is at most this long (the message is one line in status output).
+_QUOTE_CHARS = 60
 
 
 class TurnsFormatError(ValueError):
@@ -172,6 +220,25 @@ def format_ts(moment: datetime) -> str:
     return text.replace("+00:00", "Z")
 
 
+def is_safe_id(value: str) -> bool:
+    """True when ``value`` is a legal id of the format (:data:`ID_PATTERN`)."""
+    return bool(_ID_RE.fullmatch(value))
+
+
+def safe_id(raw: str) -> str:
+    """The id to write for an agent's own id ``raw``: ``raw`` itself when it is legal, else a stable stand-in.
+
+    For converters. An id outside :data:`ID_PATTERN` becomes its legal characters (runs of others
+    as ``-``, at most 100) followed by ``-`` and 12 hex digits of its sha1, so the mapping is
+    deterministic (a re-converted session keeps its ids) and two different ids never collide.
+    """
+    if _ID_RE.fullmatch(raw):
+        return raw
+    slug = re.sub(r"[^A-Za-z0-9._@-]+", "-", raw).lstrip("._@-")[:100].rstrip("-") or "id"
+    digest = hashlib.sha1(raw.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
+    return f"{slug}-{digest[:12]}"
+
+
 def _clean_surrogates(value: str) -> str:
     """Replace lone UTF-16 surrogates (legal in JSON escapes, illegal in UTF-8) with U+FFFD."""
     try:
@@ -179,6 +246,24 @@ def _clean_surrogates(value: str) -> str:
     except UnicodeEncodeError:
         return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return value
+
+
+def _clean_optional(value: str | None) -> str | None:
+    return None if value is None else _clean_surrogates(value)
+
+
+def quote_value(value: Any) -> str:
+    """A value from a turns file as an error message may quote it: short, redacted, one line.
+
+    Messages are stored in ``state.json`` and shown by ``funes status`` (and to agents through the
+    MCP ``status`` tool), so a secret in a malformed field must not travel with them: the value is
+    JSON-encoded, run through the index-time redactor, escaped to one line and cut to 60 characters.
+    """
+    text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = _clean_surrogates(text)
+    from funes_core.ingest.redact import redact  # lazy: only a refusal pays for detect-secrets
+
+    return shorten(one_line(redact(text)[0]), _QUOTE_CHARS)
 
 
 def _field_path(path: Iterable[Any]) -> str:
@@ -192,7 +277,7 @@ def _field_path(path: Iterable[Any]) -> str:
 
 
 def _describe(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return quote_value(value)
 
 
 _JSON_TYPES = {
@@ -231,8 +316,8 @@ def _schema_message(err: Any) -> tuple[str, str]:
             return where, f"unknown format {_describe(err.instance)} (this funes reads {allowed})"
         return where, f"{_describe(err.instance)} is not one of {allowed}"
     if validator == "pattern":
-        if field_name in ("session_id", "turn_uuid"):
-            return where, f"{_describe(err.instance)} must not contain ':'"
+        if field_name in _ID_FIELDS:
+            return where, _id_message(err.instance)
         if field_name == "ts":
             return where, f"{_describe(err.instance)} is not an RFC 3339 UTC timestamp ending in 'Z'"
         if field_name == "harness":
@@ -240,12 +325,26 @@ def _schema_message(err: Any) -> tuple[str, str]:
         return where, f"{_describe(err.instance)} does not match {err.validator_value}"
     if validator == "minLength":
         return where, "must not be empty"
+    if validator == "maxLength":
+        return where, f"is {len(err.instance):,} characters long; at most {err.validator_value:,} are allowed"
     if validator == "minimum":
         return where, f"must be >= {err.validator_value}, got {_describe(err.instance)}"
+    if validator == "maximum":
+        return where, f"must be at most {err.validator_value}, got {_describe(err.instance)}"
     if validator is None or field_name == "taint":
         # The only boolean (false) subschema: `taint` on a format 1 turn.
         return "taint", 'is a format 2 field: add "format": 2 to the turn'
-    return where, err.message
+    return where, f"{_describe(err.instance)} is not valid here ({validator})"
+
+
+def _id_message(value: Any) -> str:
+    shown = _describe(value)
+    if isinstance(value, str) and ":" in value:
+        return f"{shown} must not contain ':' (ids use letters, digits and . _ @ -)"
+    return (
+        f"{shown} is not a valid id: letters, digits and . _ @ -, starting with a letter or digit, "
+        "128 at most"
+    )
 
 
 def _error_rank(err: Any) -> tuple[int, int, str]:
@@ -253,14 +352,32 @@ def _error_rank(err: Any) -> tuple[int, int, str]:
     return (-len(list(err.absolute_path)), 0 if err.validator != "if" else 1, _field_path(err.absolute_path))
 
 
+def _json_error(exc: json.JSONDecodeError) -> str:
+    """``not valid JSON: unterminated string starting at column 9`` (the module's own words, once)."""
+    msg = exc.msg[:1].lower() + exc.msg[1:]
+    where = f"column {exc.colno}" if msg.endswith(" at") else f"at column {exc.colno}"
+    return f"not valid JSON: {msg} {where}"
+
+
 def parse_line(raw: str, *, path: str = "<input>", line: int = 0) -> Turn:
-    """Parse and validate one line; raise :class:`TurnsFormatError` naming what is wrong."""
+    """Parse and validate one line; raise :class:`TurnsFormatError` naming what is wrong.
+
+    A turn with more than :data:`MAX_BLOCKS` blocks keeps the first ones (validated) plus one text
+    block saying how many were left out, so a pathological turn costs bounded work downstream.
+    """
     try:
         obj = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise TurnsFormatError(path, line, "", f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+        raise TurnsFormatError(path, line, "", _json_error(exc)) from None
+    except RecursionError:
+        raise TurnsFormatError(path, line, "", "not valid JSON: nested too deeply") from None
     if not isinstance(obj, dict):
         raise TurnsFormatError(path, line, "", f"expected a JSON object, got {type(obj).__name__}")
+    left_out = 0
+    blocks_in = obj.get("blocks")
+    if isinstance(blocks_in, list) and len(blocks_in) > MAX_BLOCKS:
+        left_out = len(blocks_in) - MAX_BLOCKS
+        obj["blocks"] = blocks_in[:MAX_BLOCKS]
     errors = list(_validator().iter_errors(obj))
     if errors:
         # "then": {"taint": false} reports at the turn level with validator False on the taint path.
@@ -271,89 +388,253 @@ def parse_line(raw: str, *, path: str = "<input>", line: int = 0) -> Turn:
     try:
         datetime.fromisoformat(ts.replace("Z", "+00:00"))
     except ValueError:
-        raise TurnsFormatError(path, line, "ts", f"{ts!r} is not a real date and time") from None
-    blocks = tuple(
+        raise TurnsFormatError(path, line, "ts", f"{_describe(ts)} is not a real date and time") from None
+    blocks = [
         Block(
             block_type=b["block_type"],
             text=_clean_surrogates(b["text"]),
-            tool_name=b.get("tool_name"),
-            tool_use_id=b.get("tool_use_id"),
+            tool_name=_clean_optional(b.get("tool_name")),
+            tool_use_id=_clean_optional(b.get("tool_use_id")),
         )
         for b in obj["blocks"]
-    )
+    ]
+    if left_out:
+        blocks.append(
+            Block(
+                "text",
+                f"[… funes left out {left_out:,} more blocks of this turn: a turn keeps {MAX_BLOCKS:,} …]",
+            )
+        )
     return Turn(
         session_id=obj["session_id"],
         turn_uuid=obj["turn_uuid"],
         seq=obj["seq"],
         ts=ts,
-        role=obj["role"],
+        role=_clean_surrogates(obj["role"]),
         harness=obj["harness"],
-        blocks=blocks,
-        cwd=obj.get("cwd"),
+        blocks=tuple(blocks),
+        cwd=_clean_optional(obj.get("cwd")),
         parent_uuid=obj.get("parent_uuid"),
         taint=decode_taint(obj.get("taint", "internal")),
         format=obj.get("format", 1),
     )
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    with path.open("r", encoding="utf-8", errors="strict", newline="") as fh:
-        yield from enumerate(fh, start=1)
+class _LineTooLong(Exception):
+    """A line over :data:`MAX_LINE_BYTES` even after its long strings were cut."""
+
+
+@dataclass(slots=True)
+class _RawLine:
+    number: int
+    #: Byte offset of the line's first byte in the file.
+    offset: int
+    #: The line without its newline; for a line over :data:`MAX_LINE_BYTES`, its compacted copy.
+    data: bytes
+
+
+_QUOTE = re.compile(rb'"')
+_IN_STRING = re.compile(rb'["\\]')
+_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}")
+_LOW_SURROGATE = re.compile(rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}")
+#: How much of an over-long line is read at a time.
+_PIECE = 1 << 20
+
+
+class _LongLine:
+    """Copies a line longer than :data:`MAX_LINE_BYTES`, cutting each JSON string in it.
+
+    Not a parser: it follows quotes and escapes only, so that every string keeps its first
+    :data:`LONG_LINE_STRING_BYTES` bytes (never splitting an escape, a surrogate pair or a UTF-8
+    sequence) plus a marker naming how many bytes were left out. Valid JSON stays valid JSON, which
+    then goes through the normal parser; invalid JSON stays invalid and is reported as such.
+    """
+
+    def __init__(self) -> None:
+        self.out = bytearray()
+        self.in_string = False
+        self.kept = 0
+        self.dropped = 0
+
+    def _keep(self, run: bytes, *, atomic: bool) -> None:
+        if not self.dropped and self.kept + len(run) <= LONG_LINE_STRING_BYTES:
+            self.out += run
+            self.kept += len(run)
+            return
+        cut = 0 if self.dropped or atomic else LONG_LINE_STRING_BYTES - self.kept
+        while 0 < cut < len(run) and (run[cut] & 0xC0) == 0x80:
+            cut -= 1  # never split a UTF-8 sequence
+        self.out += run[:cut]
+        self.kept += cut
+        self.dropped += len(run) - cut
+
+    def feed(self, body: bytes, final: bool) -> int:
+        """Copy what can be decided of ``body``; return how many of its bytes were used."""
+        limit = len(body) if final else max(0, len(body) - 12)  # an escape never straddles a piece
+        while 0 < limit < len(body) and (body[limit] & 0xC0) == 0x80:
+            limit -= 1  # nor does a UTF-8 sequence
+        i = 0
+        while i < limit:
+            if not self.in_string:
+                m = _QUOTE.search(body, i, limit)
+                j = m.start() if m else limit
+                self.out += body[i:j]
+                if len(self.out) > MAX_LINE_BYTES:
+                    raise _LineTooLong
+                if m is None:
+                    return limit
+                self.out += b'"'
+                self.in_string, self.kept, self.dropped = True, 0, 0
+                i = j + 1
+                continue
+            m = _IN_STRING.search(body, i, limit)
+            j = m.start() if m else limit
+            if j > i:
+                self._keep(body[i:j], atomic=False)
+            if m is None:
+                return limit
+            if body[j] == 0x22:  # the closing quote
+                if self.dropped:
+                    self.out += (
+                        f"[… funes left out {self.dropped:,} bytes of this value: a turns-file line is "
+                        f"read up to {MAX_LINE_BYTES // (1024 * 1024)} MiB …]"
+                    ).encode()
+                self.out += b'"'
+                self.in_string = False
+                i = j + 1
+                continue
+            end = j + (6 if body[j + 1 : j + 2] == b"u" else 2)
+            if _HIGH_SURROGATE.fullmatch(body, j, end) and _LOW_SURROGATE.fullmatch(body, end, end + 6):
+                end += 6  # a surrogate pair is one character: kept or dropped whole
+            self._keep(body[j:end], atomic=True)
+            i = min(end, len(body))
+        return i
+
+
+def _raw_lines(fh: BinaryIO) -> Iterator[_RawLine]:
+    """The lines of a binary file, split on ``\\n`` only (U+2028 is legal inside JSON), each bounded."""
+    number = offset = 0
+    while True:
+        raw = fh.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            yield _RawLine(number, offset, raw[:-1] if raw.endswith(b"\n") else raw)
+            offset += len(raw)
+            continue
+        long = _LongLine()
+        size = 0
+        ended = False
+        while True:
+            ended = raw.endswith(b"\n")
+            body = raw[:-1] if ended else raw
+            more = b"" if ended else fh.readline(_PIECE)
+            used = long.feed(body, final=ended or not more)
+            size += used
+            if ended or not more:
+                break
+            raw = body[used:] + more
+        yield _RawLine(number, offset, bytes(long.out))
+        offset += size + ended
+
+
+class _SeqTracker:
+    """Sparse or repeated ``seq`` per session, tracked compactly while a file streams by.
+
+    These are warnings, not rejections: a file may legitimately hold the tail of a session, and a
+    re-emitted turn is deduplicated by its chunk ids anyway.
+    """
+
+    def __init__(self) -> None:
+        self.seen: dict[str, dict[int, str]] = {}
+        self.notes: list[str] = []
+
+    def add(self, shown: str, turn: Turn) -> None:
+        seen = self.seen.setdefault(turn.session_id, {})
+        first = seen.setdefault(turn.seq, turn.turn_uuid)
+        if first != turn.turn_uuid:
+            self.notes.append(
+                f"{shown}: session {turn.session_id}: seq {turn.seq} is used by turns "
+                f"{first} and {turn.turn_uuid}"
+            )
+
+    def warnings(self, shown: str) -> list[str]:
+        notes = list(self.notes)
+        for sid, seen in self.seen.items():
+            gaps = [(a, b) for a, b in itertools.pairwise(sorted(seen)) if b != a + 1]
+            if gaps:
+                a, b = gaps[0]
+                more = f" (and {len(gaps) - 1} more gaps)" if len(gaps) > 1 else ""
+                notes.append(f"{shown}: session {sid}: seq is not dense: jumps from {a} to {b}{more}")
+        return notes
+
+
+def iter_turns(
+    path: str | os.PathLike[str], *, display: str | None = None, warnings: list[str] | None = None
+) -> Iterator[Turn]:
+    """Validate and yield the turns of a file one at a time; raise :class:`TurnsFormatError` at a bad line.
+
+    Memory stays bounded by one line whatever the file's size, which is what lets ``funes index``
+    read a 100 MB transcript in a few hundred MB. The caller decides what "whole" means: read the
+    file through once (as :func:`read_turns_file` does) before storing anything from it. Notes
+    (unknown taints, sparse or repeated ``seq``) are appended to ``warnings`` once the file is done.
+    Blank lines are skipped. ``display`` is the path printed in messages.
+    """
+    shown = display if display is not None else os.fspath(path)
+    tracker = _SeqTracker()
+    notes: list[str] = []
+    number = 0
+    try:
+        with Path(path).open("rb") as fh:
+            for raw in _raw_lines(fh):
+                number = raw.number
+                if not raw.data.strip():
+                    continue
+                try:
+                    text = raw.data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    where = f"byte {raw.offset + exc.start:,} of the file, byte {exc.start + 1:,} of the line"
+                    raise TurnsFormatError(
+                        shown, raw.number, "", f"not UTF-8 text ({exc.reason} at {where})"
+                    ) from None
+                if not text.strip():
+                    continue
+                turn = parse_line(text, path=shown, line=raw.number)
+                if turn.taint == "external" and "taint" in text:
+                    original = json.loads(text).get("taint")
+                    if original not in TAINTS:
+                        notes.append(
+                            f"{shown}:{raw.number}: taint: unknown value {quote_value(original)} "
+                            "read as 'external'"
+                        )
+                tracker.add(shown, turn)
+                yield turn
+    except _LineTooLong:
+        raise TurnsFormatError(
+            shown,
+            number + 1,
+            "",
+            f"line is over {MAX_LINE_BYTES // (1024 * 1024)} MiB even with every string in it cut to "
+            f"{LONG_LINE_STRING_BYTES // 1024} KiB (split the turn into several)",
+        ) from None
+    except OSError as exc:
+        raise TurnsFormatError(shown, number, "", f"cannot read: {exc.strerror or exc}") from None
+    if warnings is not None:
+        warnings.extend(notes)
+        warnings.extend(tracker.warnings(shown))
 
 
 def read_turns_file(path: str | os.PathLike[str], *, display: str | None = None) -> ParsedFile:
     """Read and validate a whole turns file, or raise :class:`TurnsFormatError` for its first bad line.
 
-    Blank lines are allowed (and skipped). ``display`` is the path printed in messages.
+    Blank lines are allowed (and skipped). ``display`` is the path printed in messages. The turns
+    are all kept in memory; :func:`iter_turns` reads a file of any size one turn at a time.
     """
-    p = Path(path)
-    shown = display if display is not None else str(path)
-    turns: list[Turn] = []
     warnings: list[str] = []
-    try:
-        for number, raw in _iter_lines(p):
-            if not raw.strip():
-                continue
-            turn = parse_line(raw, path=shown, line=number)
-            if "taint" in raw and turn.taint == "external":
-                original = json.loads(raw).get("taint")
-                if original not in TAINTS:
-                    warnings.append(f"{shown}:{number}: taint: unknown value {original!r} read as 'external'")
-            turns.append(turn)
-    except UnicodeDecodeError as exc:
-        raise TurnsFormatError(shown, 0, "", f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise TurnsFormatError(shown, 0, "", f"cannot read: {exc.strerror or exc}") from None
-    warnings.extend(_seq_warnings(shown, turns))
+    turns = list(iter_turns(path, display=display, warnings=warnings))
+    shown = display if display is not None else os.fspath(path)
     return ParsedFile(path=shown, turns=turns, warnings=warnings)
-
-
-def _seq_warnings(shown: str, turns: Sequence[Turn]) -> list[str]:
-    """Report sessions whose ``seq`` is not dense, or whose turns repeat.
-
-    These are warnings, not rejections: a file may legitimately hold the tail of a session, and
-    a re-emitted turn is deduplicated by its chunk ids anyway.
-    """
-    by_session: dict[str, list[Turn]] = {}
-    for turn in turns:
-        by_session.setdefault(turn.session_id, []).append(turn)
-    notes: list[str] = []
-    for sid, items in by_session.items():
-        seen: dict[int, str] = {}
-        for turn in items:
-            if turn.seq in seen and seen[turn.seq] != turn.turn_uuid:
-                notes.append(
-                    f"{shown}: session {sid}: seq {turn.seq} is used by turns "
-                    f"{seen[turn.seq]} and {turn.turn_uuid}"
-                )
-            seen.setdefault(turn.seq, turn.turn_uuid)
-        seqs = sorted(seen)
-        gaps = [(a, b) for a, b in itertools.pairwise(seqs) if b != a + 1]
-        if gaps:
-            a, b = gaps[0]
-            more = f" (and {len(gaps) - 1} more gaps)" if len(gaps) > 1 else ""
-            notes.append(f"{shown}: session {sid}: seq is not dense: jumps from {a} to {b}{more}")
-    return notes
 
 
 def turns_to_jsonl(turns: Iterable[Turn]) -> str:

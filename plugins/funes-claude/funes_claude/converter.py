@@ -53,6 +53,7 @@ from funes_core import (
     is_blank,
     parse_ts,
     read_json_lines,
+    safe_id,
 )
 
 __all__ = ["ClaudeConverter", "session_id_for"]
@@ -85,7 +86,7 @@ def session_id_for(path: Path, records: list[dict[str, Any]]) -> str:
             parent = next((r["sessionId"] for r in records if isinstance(r.get("sessionId"), str)), None)
         parent = clean_id(parent)
         if parent and parent != stem:
-            return f"{parent}-{stem}".replace(":", "-")
+            return safe_id(f"{parent}-{stem}".replace(":", "-"))
     return clean_id(stem) or "session"
 
 
@@ -131,7 +132,7 @@ class ClaudeConverter(Converter, agent=CLAUDE):
                 continue  # nothing to say, or the same record written again: already emitted
             emitted.setdefault(uuid, set()).add((role, blocks))
             if count > 1:
-                uuid = f"{uuid}@{count}"
+                uuid = safe_id(f"{uuid}@{count}")
             turns.append(
                 Turn(
                     session_id=session_id,

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from funes_codex.agent import CODEX
-from funes_core import Block, Converter, SessionRef, Turn, clean_id, compact_json, is_blank, parse_ts
+from funes_core import Block, Converter, SessionRef, Turn, clean_id, compact_json, is_blank, parse_ts, safe_id
 
 __all__ = ["SKIPPED_ROLES", "CodexConverter"]
 
@@ -158,7 +158,7 @@ class CodexConverter(Converter, agent=CODEX):
             turns.append(
                 Turn(
                     session_id=session_id,
-                    turn_uuid=f"{session_id}-{seq}",
+                    turn_uuid=safe_id(f"{session_id}-{seq}"),
                     seq=seq,
                     ts=ts,
                     role=role,

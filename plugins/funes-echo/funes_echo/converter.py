@@ -27,6 +27,7 @@ from funes_core import (
     is_blank,
     parse_ts,
     read_json_lines,
+    safe_id,
 )
 from funes_echo.agent import ECHO
 
@@ -80,7 +81,7 @@ class EchoConverter(Converter, agent=ECHO):
                 continue
             uuid = clean_id(record.get("id")) or f"rec-{number}"
             if uuid in seen:  # echo re-used an id: keep both turns, distinctly and stably
-                uuid = f"{uuid}@{number}"
+                uuid = safe_id(f"{uuid}@{number}")
             seen.add(uuid)
             turns.append(
                 Turn(

@@ -27,7 +27,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from funes_core import Block, Converter, SessionRef, Turn, clean_text, is_blank, parse_ts
+from funes_core import Block, Converter, SessionRef, Turn, clean_text, is_blank, parse_ts, safe_id
 from funes_hermes.agent import HERMES, STATE_DB, state_dbs
 
 __all__ = ["SESSION_ID", "HermesConverter", "open_readonly"]
@@ -291,7 +291,7 @@ class HermesConverter(Converter, agent=HERMES):
             last_ts = ts or last_ts
             turns.append(
                 Turn(
-                    session_id=ref.session_id,
+                    session_id=safe_id(ref.session_id),
                     turn_uuid=str(record["id"]),
                     seq=len(turns),
                     ts=last_ts,

@@ -36,6 +36,7 @@ from funes_core import (
     is_blank,
     parse_ts,
     read_json_lines,
+    safe_id,
 )
 from funes_pi.agent import PI
 from funes_pi.paths import agent_dir, session_dirs
@@ -135,7 +136,7 @@ class PiConverter(Converter, agent=PI):
                 continue
             uuid = clean_id(record.get("id")) or f"rec-{position}"
             if uuid in seen:  # a repeated id: keep both turns, distinctly and stably
-                uuid = f"{uuid}@{position}"
+                uuid = safe_id(f"{uuid}@{position}")
             seen.add(uuid)
             turns.append(
                 Turn(
