@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -20,11 +21,13 @@ from funes_core.home import Home, State, write_lock
 from funes_core.ingest import engine
 from funes_core.ingest.chunking import Tier
 from funes_core.ingest.engine import (
+    Indexer,
     IndexOptions,
     IndexReport,
     IndexRunError,
     SourceFile,
     _remove_if_unchanged,
+    discover,
     run_index,
 )
 from funes_core.ingest.facets import RepoResolver, repo_identity, workdir_of
@@ -587,4 +590,72 @@ def test_a_deleted_memory_is_rebuilt_by_the_next_run(funes_home: Home, tmp_path:
     shutil.rmtree(funes_home.memory_dir)
     report = index(funes_home, path=tmp_path / "c")
     assert report.chunks == len(expected_ids(f))
+    assert set(stored(funes_home)) == expected_ids(f)
+
+
+# ----------------------------------------------------------------------------- bounded memory (issue 13)
+
+
+def _indexer(home: Home, store: LanceStore, state: State, messages: list[str], **kw: Any) -> Indexer:
+    return Indexer(home, store, HashEmbedder(), state=state, redactor=None, warn=messages.append, **kw)
+
+
+def _open_for_write(home: Home) -> LanceStore:
+    home.ensure()
+    store = open_store(home=home, create=True, read_consistency_interval=None)
+    store.stamp_model(HashEmbedder().stamp)
+    return store
+
+
+def test_a_file_larger_than_the_parse_cache_is_streamed_in_slices(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Memory follows a slice and a batch, not the file: a 100 MB transcript must not be held whole."""
+    monkeypatch.setattr(engine, "PARSE_CACHE_BYTES", 2_000)
+    monkeypatch.setattr(engine, "GROUP_TURNS", 4)
+    f = write_session(tmp_path / "c" / "big.funes.jsonl", "big", 40)
+    assert f.stat().st_size > 2_000
+    store = _open_for_write(funes_home)
+    sizes: list[int] = []
+    real_add = store.add
+
+    def add(rows: Any) -> int:
+        sizes.append(len(rows))
+        return real_add(rows)
+
+    monkeypatch.setattr(store, "add", add)
+    state, messages = State(), []
+    indexer = _indexer(funes_home, store, state, messages, write_batch_rows=10)
+    report = indexer.run(discover(funes_home, IndexOptions(path=tmp_path / "c"), state))
+    assert {r.id for r in store.scan()} == expected_ids(f)
+    assert report.rejected == [] and report.chunks == len(expected_ids(f))
+    assert len(sizes) >= 6 and max(sizes) < 10 + 4 * 3  # one batch plus at most one slice's rows
+    assert state.files[str(f)].tier == 3
+    assert not indexer._cache  # never held whole
+
+
+def test_a_large_file_changed_between_its_passes_is_left_for_the_next_run(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(engine, "PARSE_CACHE_BYTES", 2_000)
+    f = write_session(tmp_path / "c" / "big.funes.jsonl", "big", 20)
+    good = f.read_text()
+    real = Indexer._turns_of
+
+    def edit_after_validation(self: Indexer, src: engine.SourceFile) -> Any:
+        turns = real(self, src)
+        f.write_text(good + "{not json\n")  # an editor saves in place between the two passes
+        return turns
+
+    monkeypatch.setattr(Indexer, "_turns_of", edit_after_validation)
+    messages: list[str] = []
+    report = index(funes_home, messages, path=tmp_path / "c")
+    assert report.rejected == [] and report.files_left == 1
+    assert any("changed while it was being indexed" in m for m in messages)
+    state = State.load(funes_home.state_path)
+    assert str(f) not in state.files and str(f) not in state.refused
+    monkeypatch.setattr(Indexer, "_turns_of", real)
+    f.write_text(good)
+    os.utime(f, (T0 + 5, T0 + 5))
+    index(funes_home, path=tmp_path / "c")
     assert set(stored(funes_home)) == expected_ids(f)

@@ -39,9 +39,19 @@ from funes_core import __version__
 from funes_core.home import FileState, Home, LockBusyError, RefusedFile, State, write_lock
 from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_id, chunk_turn, render_block, tier_of
 from funes_core.ingest.facets import RepoResolver, workdir_of
+from funes_core.ingest.notes import notes_file, reserved_for_notes
 from funes_core.ingest.sources import TURNS_SUFFIX, format_counts, iter_turns_files
+from funes_core.safetext import one_line, shorten
 from funes_core.store.base import Row, Store, Vector
-from funes_core.turns.format import ParsedFile, Turn, TurnsFormatError, format_ts, read_turns_file
+from funes_core.turns.format import (
+    ParsedFile,
+    Turn,
+    TurnCheck,
+    TurnsFormatError,
+    format_ts,
+    iter_turns,
+    read_turns_file,
+)
 
 if TYPE_CHECKING:
     from funes_core.models.embed import Embedder
@@ -78,6 +88,15 @@ VECTOR_COMMIT_SECONDS = 2.0
 OWED_FETCH = 256
 #: Parsed files kept in memory between tier passes (bytes of source); beyond it, files are re-read.
 PARSE_CACHE_BYTES = 32 * 1024 * 1024
+#: A file is chunked in slices of at most this many turns (one store probe each) ...
+GROUP_TURNS = 256
+#: ... or this many characters of block text, so that a huge file costs memory for one slice and
+#: one batch of rows, never for all of it.
+GROUP_CHARS = 4_000_000
+#: Errors a store raises for rows it cannot take (a value out of range, text it cannot encode): they
+#: are the file's fault, so that file is refused and the others commit. Anything else (a full disk,
+#: a lost lock, a permission) is not a file's fault and stops the run with nothing recorded for it.
+_ROW_ERRORS: tuple[type[Exception], ...] = (ValueError, TypeError, OverflowError, UnicodeError)
 
 SourceKind = Literal["file", "dir", "spool"]
 TIERS: tuple[Tier, ...] = (Tier.TEXT, Tier.TOOL_USE, Tier.TOOL_RESULT)
@@ -219,7 +238,8 @@ class SourceFile:
     #: highest tier already stored for this content (0 = nothing yet)
     done: int = 0
     refused: bool = False
-    rows_written: int = 0
+    #: changed while it was being read: left for the next run, neither recorded nor refused
+    skipped: bool = False
 
     @property
     def key(self) -> str:
@@ -375,10 +395,46 @@ def load_redactor(warn: Callable[[str], None] | None = None) -> Redactor | None:
 
 @dataclass(slots=True)
 class _Batch:
+    """Rows waiting for one store commit, grouped by the file they come from."""
+
+    #: Files all of whose rows at this tier are in this batch or in an earlier commit.
     files: list[SourceFile] = field(default_factory=list)
-    rows: list[Row] = field(default_factory=list)
+    by_file: dict[str, tuple[SourceFile, list[Row]]] = field(default_factory=dict)
+    rows: int = 0
     turns: set[tuple[str, str]] = field(default_factory=set)
     redactions: Counter[str] = field(default_factory=Counter)
+    #: Chunk ids already in this batch (two files may hold the same turn).
+    seen: set[str] = field(default_factory=set)
+
+    def add(self, src: SourceFile, rows: list[Row]) -> None:
+        self.by_file.setdefault(src.key, (src, []))[1].extend(rows)
+        self.rows += len(rows)
+
+
+class _FileChanged(Exception):
+    """A file validated earlier in this run no longer reads the same (edited in place meanwhile)."""
+
+
+def _slices(turns: Iterable[Turn]) -> Iterator[list[Turn]]:
+    """``turns`` in slices of at most :data:`GROUP_TURNS` turns or :data:`GROUP_CHARS` characters."""
+    group: list[Turn] = []
+    chars = 0
+    for turn in turns:
+        group.append(turn)
+        chars += sum(len(b.text) for b in turn.blocks)
+        if len(group) >= GROUP_TURNS or chars >= GROUP_CHARS:
+            yield group
+            group, chars = [], 0
+    if group:
+        yield group
+
+
+def _restream(src: SourceFile, check: TurnCheck | None) -> Iterator[Turn]:
+    """Read a file validated earlier in this run again, turn by turn."""
+    try:
+        yield from iter_turns(src.path, display=str(src.path), check=check)
+    except TurnsFormatError as err:
+        raise _FileChanged(str(err)) from None
 
 
 class Indexer:
@@ -419,6 +475,8 @@ class Indexer:
         self.vector_commit_rows = vector_commit_rows
         self._cache: dict[str, ParsedFile] = {}
         self._cache_bytes = 0
+        #: Files too large for the cache that were read through whole and found valid this run.
+        self._validated: set[str] = set()
         self._deadline: float | None = None
         self.report = IndexReport()
         self._wrote = False
@@ -437,26 +495,45 @@ class Indexer:
         return False
 
     # -- parsing --------------------------------------------------------------------------
-    def _parse(self, src: SourceFile) -> ParsedFile | None:
+    def _turns_of(self, src: SourceFile) -> Iterable[Turn] | None:
+        """The validated turns of ``src``, or ``None`` if it is refused.
+
+        A file is validated whole before anything of it is stored. One that fits the parse cache is
+        kept in memory for the later tiers; a larger one is read through once to validate it (nothing
+        kept), then streamed again for each tier, so memory never grows with a file's size.
+        """
         cached = self._cache.get(src.key)
         if cached is not None:
-            return cached
+            return cached.turns
+        # Only funes' own notes file may hold keyword-trigger notes (recall prints them unmarked).
+        check = None if src.path == notes_file(self.home) else reserved_for_notes
+        if src.key in self._validated:
+            return _restream(src, check)
+        warnings: list[str] = []
         try:
-            parsed = read_turns_file(src.path, display=str(src.path))
+            if src.size <= PARSE_CACHE_BYTES:
+                parsed = read_turns_file(src.path, display=str(src.path), check=check)
+                warnings = parsed.warnings
+            else:
+                for _ in iter_turns(src.path, display=str(src.path), warnings=warnings, check=check):
+                    pass
         except TurnsFormatError as err:
-            self._refuse(src, err)
+            self._refuse(src, err.line, str(err))
             return None
-        for note in parsed.warnings:
+        for note in warnings:
             self.report.warnings.append(note)
             self.warn(f"warning: {note}")
+        if src.size > PARSE_CACHE_BYTES:
+            self._validated.add(src.key)
+            return _restream(src, check)
         if self._cache_bytes + src.size <= PARSE_CACHE_BYTES:
             self._cache[src.key] = parsed
             self._cache_bytes += src.size
-        return parsed
+        return parsed.turns
 
-    def _refuse(self, src: SourceFile, err: TurnsFormatError) -> None:
-        message = str(err)
-        if not src.path.name.endswith(TURNS_SUFFIX) and err.line <= 1:
+    def _refuse(self, src: SourceFile, line: int, message: str) -> None:
+        """Refuse a file: reported now, remembered in the state (by content) and skipped until it changes."""
+        if not src.path.name.endswith(TURNS_SUFFIX) and line <= 1:
             message += " (not a turns file? convert agent transcripts with `funes integrations convert`)"
         src.refused = True
         self.report.rejected.append(message)
@@ -467,6 +544,16 @@ class Indexer:
                     sig=src.sig, sha256=_file_sha256(src.path), funes_version=__version__, error=message
                 )
             self.state.files.pop(src.key, None)
+
+    def _refuse_rows(self, src: SourceFile, exc: Exception) -> None:
+        from funes_core.ingest.redact import redact
+
+        reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)[0]
+        self._refuse(src, 0, f"{src.path}: the memory refused its rows: {shorten(one_line(reason), 200)}")
+
+    def _skip(self, src: SourceFile, reason: str) -> None:
+        src.skipped = True
+        self.warn(f"{src.path}: changed while it was being indexed ({reason}); it is read again next run")
 
     # -- chunking -------------------------------------------------------------------------
     def _wanted_blocks(self, turn: Turn, tier: Tier) -> list[int]:
@@ -489,47 +576,70 @@ class Indexer:
             for c in chunks
         ]
 
-    def _fill_batch(self, batch: _Batch, pending: list[tuple[SourceFile, ParsedFile]], tier: Tier) -> None:
-        """Chunk the turns of ``pending`` files at ``tier`` that are not stored yet.
+    def _fill(self, batch: _Batch, src: SourceFile, turns: Sequence[Turn], tier: Tier) -> None:
+        """Chunk the turns of one slice of ``src`` at ``tier`` that are not stored yet, into ``batch``.
 
         A turn is immutable (an edit is a new turn), and all of a block's pieces are committed
         together, so a turn whose wanted blocks all have their first piece stored is complete:
         it is skipped without redacting or splitting it again. That keeps re-reading a grown
         session cheap: only its new turns are processed.
         """
-        wanted: list[tuple[SourceFile, Turn, list[int]]] = []
+        wanted: list[tuple[Turn, list[int]]] = []
         probe: list[str] = []
-        for src, parsed in pending:
-            for turn in parsed.turns:
-                blocks = self._wanted_blocks(turn, tier)
-                if blocks:
-                    wanted.append((src, turn, blocks))
-                    probe.extend(chunk_id(turn.session_id, turn.turn_uuid, b, 0) for b in blocks)
+        for turn in turns:
+            blocks = self._wanted_blocks(turn, tier)
+            if blocks:
+                wanted.append((turn, blocks))
+                probe.extend(chunk_id(turn.session_id, turn.turn_uuid, b, 0) for b in blocks)
         stored = self.store.existing_ids(probe) if probe else set()
-        seen: set[str] = set()
-        for src, turn, blocks in wanted:
+        for turn, blocks in wanted:
             if all(chunk_id(turn.session_id, turn.turn_uuid, b, 0) in stored for b in blocks):
                 continue
             chunks, found = chunk_turn(
                 turn, tiers=(tier,), include_thinking=self.include_thinking, redactor=self.redactor
             )
-            fresh = [c for c in chunks if c.id not in stored and c.id not in seen]
+            fresh = [c for c in chunks if c.id not in stored and c.id not in batch.seen]
             if not fresh:
                 continue
-            seen.update(c.id for c in fresh)
-            batch.rows.extend(self._rows_for(src, fresh))
+            batch.seen.update(c.id for c in fresh)
+            batch.add(src, self._rows_for(src, fresh))
             batch.turns.add((turn.session_id, turn.turn_uuid))
             batch.redactions.update(found)
 
-    def _commit(self, batch: _Batch, pending: list[tuple[SourceFile, ParsedFile]], tier: Tier) -> None:
-        if not pending and not batch.files:
+    def _add_rows(self, batch: _Batch) -> int:
+        """Commit the batch's rows; rows a store refuses refuse their file, and the other files commit."""
+        groups = list(batch.by_file.values())
+        rows = [row for _, file_rows in groups for row in file_rows]
+        if not rows:
+            return 0
+        try:
+            return self.store.add(rows)
+        except _ROW_ERRORS as exc:
+            if len(groups) == 1:
+                self._refuse_rows(groups[0][0], exc)
+                return 0
+            first = exc
+        added = failed = 0
+        for src, file_rows in groups:
+            try:
+                added += self.store.add(file_rows)
+            except _ROW_ERRORS as exc:
+                failed += 1
+                self._refuse_rows(src, exc)
+        if failed == len(groups):
+            raise first  # every file at once: the store, not the rows
+        return added
+
+    def _commit(self, batch: _Batch, tier: Tier) -> None:
+        if not batch.files and not batch.rows:
             return
-        self._fill_batch(batch, pending, tier)
-        added = self.store.add(batch.rows) if batch.rows else 0
+        added = self._add_rows(batch)
         self._wrote = self._wrote or added > 0
         for src in batch.files:
+            if src.refused or src.skipped:
+                continue
             src.done = max(src.done, int(tier))
-            if src.signed and not src.refused:
+            if src.signed:
                 self.state.files[src.key] = FileState(src.sig, src.done, self.include_thinking)
         self.state.save(self.home.state_path)  # strictly after the store commit
         new_turns = batch.turns - self._turns
@@ -543,34 +653,47 @@ class Indexer:
     def write(self, files: list[SourceFile]) -> None:
         """Store every tier of ``files``, tier by tier, in batched commits, until done or out of budget.
 
-        The budget is checked after each commit, so every run makes progress (at least one
-        batch), and a stop always falls on a commit boundary.
+        A commit holds about :data:`WRITE_BATCH_ROWS` rows, from several small files or from a
+        slice of a large one; a file is recorded as done at a tier only by the commit that holds
+        its last rows. The budget is checked after each commit, so every run makes progress (at
+        least one batch), and a stop always falls on a commit boundary.
         """
         steps = sum(len([t for t in TIERS if int(t) > f.done]) for f in files)
         self.progress.writing(steps)
         read: set[str] = set()
         for tier in TIERS:
             batch = _Batch()
-            pending: list[tuple[SourceFile, ParsedFile]] = []
-            pending_rows = 0
             for src in files:
-                if src.refused or src.done >= int(tier):
+                if src.refused or src.skipped or src.done >= int(tier):
                     continue
-                parsed = self._parse(src)
-                if parsed is None:
+                turns = self._turns_of(src)
+                if turns is None:
                     continue
                 read.add(src.key)
                 self.report.files = len(read)
+                try:
+                    for group in _slices(turns):
+                        self._fill(batch, src, group, tier)
+                        if batch.rows >= self.write_batch_rows:
+                            self._commit(batch, tier)
+                            batch = _Batch()
+                            if self._over_budget():
+                                return
+                            if src.refused:
+                                break
+                except _FileChanged as exc:
+                    self._skip(src, str(exc))
+                    continue
+                if src.refused:
+                    continue
                 batch.files.append(src)
-                pending.append((src, parsed))
-                pending_rows += sum(len(self._wanted_blocks(t, tier)) for t in parsed.turns)
-                if pending_rows >= self.write_batch_rows or len(batch.files) >= self.write_batch_files:
-                    self._commit(batch, pending, tier)
-                    batch, pending, pending_rows = _Batch(), [], 0
+                if len(batch.files) >= self.write_batch_files:
+                    self._commit(batch, tier)
+                    batch = _Batch()
                     if self._over_budget():
                         return
-            self._commit(batch, pending, tier)
-            if batch.files and self._over_budget():
+            self._commit(batch, tier)
+            if (batch.files or batch.rows) and self._over_budget():
                 return
 
     def embed(self) -> None:
@@ -628,7 +751,7 @@ class Indexer:
         """Delete spool files whose every tier is stored (and forget their state entries)."""
         changed = False
         for src in files:
-            if src.kind != "spool" or src.refused or src.done < LAST_TIER:
+            if src.kind != "spool" or src.refused or src.skipped or src.done < LAST_TIER:
                 continue
             if _remove_if_unchanged(src):
                 self.report.spool_deleted += 1
@@ -648,7 +771,9 @@ class Indexer:
             self.embed()
         finally:
             self.progress.close()
-        self.report.files_left = sum(1 for f in discovery.files if not f.refused and f.done < LAST_TIER)
+        self.report.files_left = sum(
+            1 for f in discovery.files if not f.refused and (f.skipped or f.done < LAST_TIER)
+        )
         if self._wrote:
             self.store.optimize()
             self.state.last_indexed = format_ts(datetime.now(UTC))

@@ -24,6 +24,7 @@ __all__ = [
     "forget_turn",
     "notes_file",
     "remember_turn",
+    "reserved_for_notes",
     "validate_keyword",
 ]
 
@@ -72,6 +73,19 @@ def forget_turn(keyword: str, *, seq: int, now: datetime) -> Turn:
 
 def notes_file(home: Home) -> Path:
     return home.root / "notes" / "triggers.funes.jsonl"
+
+
+def reserved_for_notes(turn: Turn) -> tuple[str, str] | None:
+    """Refuse a turn that would pass for a keyword-trigger note outside the notes file.
+
+    Recall prints live triggers first and unmarked, as the user's own standing notes; a turns file
+    from anywhere else (an import, a hostile transcript) must not be able to plant one.
+    """
+    if turn.session_id == NOTES_SESSION:
+        return "session_id", f"'{NOTES_SESSION}' is reserved for the notes `funes remember` writes"
+    if turn.harness == NOTE_HARNESS:
+        return "harness", f"'{NOTE_HARNESS}' is reserved for the notes `funes remember` writes"
+    return None
 
 
 def append_note(home: Home, keyword: str, hint: str | None, *, now: datetime | None = None) -> Path:

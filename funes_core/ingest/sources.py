@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_turn
-from funes_core.turns.format import ParsedFile, TurnsFormatError, read_turns_file
+from funes_core.ingest.notes import reserved_for_notes
+from funes_core.turns.format import ParsedFile, TurnCheck, TurnsFormatError, iter_turns, read_turns_file
 
 __all__ = [
     "TURNS_SUFFIX",
     "CheckReport",
+    "CheckedFile",
     "PreparedFile",
+    "check_file",
     "default_redactor",
     "iter_turns_files",
     "prepare_file",
@@ -102,19 +105,63 @@ def prepare_file(
 
 
 @dataclass(slots=True)
+class CheckedFile:
+    """A turns file that ``funes index --check`` accepted, with what indexing it would store."""
+
+    path: str
+    turns: int
+    chunks: int
+    redactions: Counter[str]
+    duplicate_ids: int
+    warnings: list[str]
+
+
+def check_file(
+    path: Path,
+    *,
+    display: str | None = None,
+    redactor: Redactor | None = None,
+    check: TurnCheck | None = None,
+) -> CheckedFile:
+    """Validate a whole turns file and count what it would store, one turn at a time.
+
+    Nothing is kept but chunk ids (for the duplicate count), so checking a file costs the memory of
+    one turn, like indexing it. Raises :class:`TurnsFormatError` at the first bad line.
+    """
+    shown = display if display is not None else str(path)
+    warnings: list[str] = []
+    seen: set[str] = set()
+    redactions: Counter[str] = Counter()
+    turns = chunks = duplicates = 0
+    for turn in iter_turns(path, display=shown, warnings=warnings, check=check):
+        turns += 1
+        turn_chunks, found = chunk_turn(turn, redactor=redactor)
+        redactions.update(found)
+        for chunk in turn_chunks:
+            if chunk.id in seen:
+                duplicates += 1
+            else:
+                seen.add(chunk.id)
+                chunks += 1
+    if duplicates:
+        warnings.append(f"{shown}: {duplicates} duplicate chunk id(s); kept the first of each")
+    return CheckedFile(shown, turns, chunks, redactions, duplicates, warnings)
+
+
+@dataclass(slots=True)
 class CheckReport:
     """What ``funes index --check`` found under a path."""
 
-    ok: list[PreparedFile] = field(default_factory=list)
+    ok: list[CheckedFile] = field(default_factory=list)
     rejected: list[TurnsFormatError] = field(default_factory=list)
 
     @property
     def turns(self) -> int:
-        return sum(len(f.parsed.turns) for f in self.ok)
+        return sum(f.turns for f in self.ok)
 
     @property
     def chunks(self) -> int:
-        return sum(len(f.chunks) for f in self.ok)
+        return sum(f.chunks for f in self.ok)
 
     @property
     def duplicate_ids(self) -> int:
@@ -133,13 +180,19 @@ class CheckReport:
         root: Path,
         *,
         redactor: Redactor | None = None,
-        on_file: Callable[[PreparedFile | TurnsFormatError], None] | None = None,
+        on_file: Callable[[CheckedFile | TurnsFormatError], None] | None = None,
+        notes: Path | None = None,
     ) -> CheckReport:
-        """Validate and chunk every turns file under ``root`` without writing anything."""
+        """Validate and chunk every turns file under ``root`` without writing anything.
+
+        The rules are the ones ``funes index`` applies, including that only ``notes`` (funes' own
+        notes file) may hold keyword-trigger notes.
+        """
         report = cls()
         for path in iter_turns_files(root):
+            exempt = notes is not None and path.absolute() == notes.absolute()
             try:
-                prepared = prepare_file(path, redactor=redactor)
+                checked = check_file(path, redactor=redactor, check=None if exempt else reserved_for_notes)
             except TurnsFormatError as err:
                 if not path.name.endswith(TURNS_SUFFIX) and err.line <= 1:
                     err.args = (
@@ -150,9 +203,9 @@ class CheckReport:
                 if on_file:
                     on_file(err)
                 continue
-            report.ok.append(prepared)
+            report.ok.append(checked)
             if on_file:
-                on_file(prepared)
+                on_file(checked)
         return report
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from funes_core.ingest.notes import NOTES_SESSION
+from funes_core.ingest.notes import NOTE_HARNESS, NOTES_SESSION
 from funes_core.read.common import Verb, dump
 
 if TYPE_CHECKING:
@@ -39,11 +39,18 @@ class TriggersArgs:
 
 
 def live_triggers(rows: Iterable[Row]) -> list[Trigger]:
-    """Replay note rows in (ts, seq) order; the newest event per keyword wins. Newest first."""
+    """Replay note rows in (ts, seq) order; the newest event per keyword wins. Newest first.
+
+    Only rows ``funes remember`` wrote count (notes session, ``note`` harness, internal): triggers are
+    printed first and unmarked, so a row of third-party text must never pass for one.
+    """
     latest: dict[str, tuple[str, int, str | None, str]] = {}
-    for row in sorted(
-        (r for r in rows if r.session_id == NOTES_SESSION and r.split_idx == 0), key=lambda r: (r.ts, r.seq)
-    ):
+    notes = (
+        r
+        for r in rows
+        if r.session_id == NOTES_SESSION and r.harness == NOTE_HARNESS and r.taint == "internal"
+    )
+    for row in sorted((r for r in notes if r.split_idx == 0), key=lambda r: (r.ts, r.seq)):
         if m := _REMEMBER.match(row.text):
             keyword = m["keyword"]
             latest[keyword.casefold()] = (row.ts, row.seq, m["hint"], keyword)

@@ -32,7 +32,7 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache
@@ -55,6 +55,7 @@ __all__ = [
     "Block",
     "ParsedFile",
     "Turn",
+    "TurnCheck",
     "TurnsFormatError",
     "decode_taint",
     "format_ts",
@@ -570,8 +571,16 @@ class _SeqTracker:
         return notes
 
 
+#: An extra rule a caller applies to every turn: ``(field, message)`` refuses the file at that line.
+TurnCheck = Callable[[Turn], "tuple[str, str] | None"]
+
+
 def iter_turns(
-    path: str | os.PathLike[str], *, display: str | None = None, warnings: list[str] | None = None
+    path: str | os.PathLike[str],
+    *,
+    display: str | None = None,
+    warnings: list[str] | None = None,
+    check: TurnCheck | None = None,
 ) -> Iterator[Turn]:
     """Validate and yield the turns of a file one at a time; raise :class:`TurnsFormatError` at a bad line.
 
@@ -579,7 +588,8 @@ def iter_turns(
     read a 100 MB transcript in a few hundred MB. The caller decides what "whole" means: read the
     file through once (as :func:`read_turns_file` does) before storing anything from it. Notes
     (unknown taints, sparse or repeated ``seq``) are appended to ``warnings`` once the file is done.
-    Blank lines are skipped. ``display`` is the path printed in messages.
+    Blank lines are skipped. ``display`` is the path printed in messages. ``check`` adds a rule of
+    the caller's (it returns ``(field, message)`` to refuse the file at that line).
     """
     shown = display if display is not None else os.fspath(path)
     tracker = _SeqTracker()
@@ -601,6 +611,9 @@ def iter_turns(
                 if not text.strip():
                     continue
                 turn = parse_line(text, path=shown, line=raw.number)
+                problem = check(turn) if check is not None else None
+                if problem is not None:
+                    raise TurnsFormatError(shown, raw.number, *problem)
                 if turn.taint == "external" and "taint" in text:
                     original = json.loads(text).get("taint")
                     if original not in TAINTS:
@@ -625,14 +638,16 @@ def iter_turns(
         warnings.extend(tracker.warnings(shown))
 
 
-def read_turns_file(path: str | os.PathLike[str], *, display: str | None = None) -> ParsedFile:
+def read_turns_file(
+    path: str | os.PathLike[str], *, display: str | None = None, check: TurnCheck | None = None
+) -> ParsedFile:
     """Read and validate a whole turns file, or raise :class:`TurnsFormatError` for its first bad line.
 
     Blank lines are allowed (and skipped). ``display`` is the path printed in messages. The turns
     are all kept in memory; :func:`iter_turns` reads a file of any size one turn at a time.
     """
     warnings: list[str] = []
-    turns = list(iter_turns(path, display=display, warnings=warnings))
+    turns = list(iter_turns(path, display=display, warnings=warnings, check=check))
     shown = display if display is not None else os.fspath(path)
     return ParsedFile(path=shown, turns=turns, warnings=warnings)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from funes_core.ingest.sources import CheckReport, PreparedFile, format_counts
+from funes_core.ingest.sources import CheckedFile, CheckReport, format_counts
 from funes_core.turns.format import TurnsFormatError
 
 if TYPE_CHECKING:
@@ -61,17 +61,23 @@ INTERACTIVE_LOCK_WAIT = 15.0
 
 
 def _check(path: Path) -> int:
-    def show(item: PreparedFile | TurnsFormatError) -> None:
+    def show(item: CheckedFile | TurnsFormatError) -> None:
         if isinstance(item, TurnsFormatError):
             typer.echo(str(item))
             return
-        typer.echo(f"ok {item.path}: {len(item.parsed.turns)} turns, {len(item.chunks)} chunks")
-        for note in item.parsed.warnings:
+        typer.echo(f"ok {item.path}: {item.turns} turns, {item.chunks} chunks")
+        for note in item.warnings:
             typer.echo(f"warning: {note}", err=True)
 
+    from funes_core.home import Home, HomeError
+    from funes_core.ingest.notes import notes_file
     from funes_core.ingest.sources import default_redactor
 
-    report = CheckReport.run(path, redactor=default_redactor(), on_file=show)
+    try:
+        notes: Path | None = notes_file(Home.resolve())
+    except HomeError:
+        notes = None
+    report = CheckReport.run(path, redactor=default_redactor(), on_file=show, notes=notes)
     redactions = report.redactions
     red = f"{sum(redactions.values())} redactions"
     if redactions:
