@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import shlex
 
-__all__ = ["one_line", "passage", "shell_word", "shorten"]
+__all__ = ["one_line", "passage", "shell_word", "shorten", "unescape"]
 
 #: C0 and C1 controls, DEL, line/paragraph separators, zero-width and BiDi formatting characters,
 #: the BOM, interlinear annotations and lone surrogates.
@@ -56,6 +56,14 @@ def shell_word(text: str) -> str:
     Control characters are escaped first, so the quoted word is also one visible line.
     """
     return shlex.quote(one_line(text))
+
+
+_ESCAPED = re.compile(r"\\x([0-9a-f]{2})|\\u\{([0-9a-f]{1,6})\}")
+
+
+def unescape(text: str) -> str:
+    """Undo :func:`one_line`'s escapes, so an escaped id printed in a hint can be looked up again."""
+    return _ESCAPED.sub(lambda m: chr(int(m[1] or m[2], 16)), text)
 
 
 def shorten(text: str, limit: int) -> str:

@@ -33,6 +33,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 from funes_core.ingest.chunking import stitch
+from funes_core.safetext import one_line, shell_word, unescape
 
 if TYPE_CHECKING:
     from funes_core.store.base import Row, Store
@@ -219,13 +220,26 @@ def check_window(seq_from: int | None, seq_to: int | None) -> None:
 # -- hints and shared text ------------------------------------------------------------------------------
 
 
+# Every field printed in agent text comes from a transcript, so it goes through
+# :mod:`funes_core.safetext`: metadata on one line (``one_line``), passages with their newlines but no
+# other control characters (``passage``), command arguments shell-quoted (``shell_word``). Ids stored
+# since the id charset exist are unchanged by all three; older rows print safely too.
+
+
 def session8(session_id: str) -> str:
-    return session_id[:8]
+    return one_line(session_id[:8])
 
 
 def get_hint(session_id: str, seq: int, label: str) -> str:
-    """The ``→ get`` line: a ±3-turn window around ``seq``, clamped at 0."""
-    return f"  → get {session_id} --from {max(seq - 3, 0)} --to {seq + 3} --memory {label}"
+    """The ``→ get`` line: a ±3-turn window around ``seq``, clamped at 0.
+
+    The session id and the label are shell-quoted (a no-op for legal ids and ordinary paths), so a
+    person who pastes the line into a shell runs exactly ``funes get`` on that session.
+    """
+    return (
+        f"  → get {shell_word(session_id)} --from {max(seq - 3, 0)} --to {seq + 3} "
+        f"--memory {shell_word(label)}"
+    )
 
 
 def get_ref(session_id: str, seq: int, label: str) -> str:
@@ -234,7 +248,7 @@ def get_ref(session_id: str, seq: int, label: str) -> str:
 
 
 def no_turns(session_id: str, total: int) -> str:
-    return f"no turns in that range of session {session_id} (it holds {total})"
+    return f"no turns in that range of session {one_line(session_id)} (it holds {total})"
 
 
 def dump(doc: dict[str, Any]) -> str:
@@ -334,8 +348,12 @@ def turn_keys(rows: Iterable[Row]) -> set[tuple[int, str]]:
 def session_rows(store: Store, label: str, session_id: str) -> list[Row]:
     """All of a session's rows (text only), or :class:`VerbError` when the memory has none."""
     rows = store.session_rows(session_id)
+    if not rows and unescape(session_id) != session_id:
+        # A hint printed for an id stored with control characters (before ids had a charset) shows
+        # them escaped; reading it back finds the session.
+        rows = store.session_rows(unescape(session_id))
     if not rows:
-        raise VerbError(f"no session {session_id} in {label}")
+        raise VerbError(f"no session {one_line(session_id)} in {one_line(label)}")
     return rows
 
 

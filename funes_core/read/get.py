@@ -28,6 +28,7 @@ from funes_core.read.common import (
     turns_of,
     units_of,
 )
+from funes_core.safetext import one_line, passage
 
 if TYPE_CHECKING:
     from funes_core.store.base import Store
@@ -83,8 +84,9 @@ def get_turns(
 
 
 def _turn_text(turn: TurnView) -> str:
-    body = "\n\n".join(unit.text for unit in turn.units)
-    return f"[{turn.ts}] {turn.role} seq{turn.seq} turn={turn.turn_uuid}\n{body}\n---\n"
+    body = "\n\n".join(passage(unit.text) for unit in turn.units)
+    head = f"[{one_line(turn.ts)}] {one_line(turn.role)} seq{turn.seq} turn={one_line(turn.turn_uuid)}"
+    return f"{head}\n{body}\n---\n"
 
 
 def _page(result: GetResult) -> list[str]:

@@ -53,6 +53,7 @@ from funes_core.read.common import (
     session8,
 )
 from funes_core.read.when import Window, query_window
+from funes_core.safetext import one_line, passage
 
 if TYPE_CHECKING:
     from funes_core.models.base import Reranker
@@ -744,18 +745,20 @@ def _hit_text(hit: RecallHit, label: str, shown: frozenset[str] = frozenset()) -
     (it is printed whole in its own block, and the preview would only spend the reader's tokens)."""
     label = hit.memory or label
     row = hit.row
-    workdir = row.workdir or "-"
+    workdir = one_line(row.workdir) or "-"
     # A note's session is a document (notes: a file's path from its folder): its name says what
     # eight characters of it would not, so it is shown whole.
-    where = row.session_id if row.role == "note" else f"{workdir}/{session8(row.session_id)}"
-    header = f"[{row.ts}] {row.harness} {where} {row.block_type}  score={hit.score:.3f}"
+    where = one_line(row.session_id) if row.role == "note" else f"{workdir}/{session8(row.session_id)}"
+    kind = one_line(row.block_type)
+    header = f"[{one_line(row.ts)}] {one_line(row.harness)} {where} {kind}  score={hit.score:.3f}"
     if row.taint == "external":
         header += "  external"
     if hit.memory is not None:
-        header += f"  memory={hit.memory}"
-    lines = [header, get_hint(row.session_id, row.seq, label), row.text]
+        header += f"  memory={one_line(hit.memory)}"
+    lines = [header, get_hint(row.session_id, row.seq, label), passage(row.text)]
     lines.extend(
-        f"  ~ [{n.role} {n.block_type} seq{n.seq}] {' '.join(n.text.split())[:NEIGHBOR_PREVIEW]}"
+        f"  ~ [{one_line(n.role)} {one_line(n.block_type)} seq{n.seq}] "
+        f"{one_line(' '.join(n.text.split())[:NEIGHBOR_PREVIEW])}"
         for n in hit.neighbors
         if n.id not in shown
     )
@@ -777,7 +780,7 @@ def render_recall(
     ``budget`` tokens, which a trailer line says.
     """
     shown = result.hits if hits is None else tuple(hits)
-    out = "".join(f"trigger {keyword}: {hint}\n" for keyword, hint in result.triggers)
+    out = "".join(f"trigger {one_line(keyword)}: {one_line(hint)}\n" for keyword, hint in result.triggers)
     if result.cut:
         out = f"query cut to its first {len(result.query)} characters ({result.cut} left out)\n" + out
     if not shown and not result.triggers and not left_out:

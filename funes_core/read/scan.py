@@ -29,6 +29,7 @@ from funes_core.read.common import (
     turn_keys,
     units_of,
 )
+from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
     from funes_core.store.base import Store
@@ -274,9 +275,9 @@ def _hit_text(hit: ScanHit, label: str) -> str:
     before = "… " if hit.more_before else ""
     after = " …" if hit.more_after else ""
     return (
-        f"[{unit.ts}] {unit.block_type} seq{unit.seq}\n"
+        f"[{one_line(unit.ts)}] {one_line(unit.block_type)} seq{unit.seq}\n"
         f"{get_hint(unit.session_id, unit.seq, label)}\n"
-        f"  {before}{hit.excerpt}{after}\n"
+        f"  {before}{one_line(hit.excerpt)}{after}\n"
     )
 
 
@@ -293,7 +294,7 @@ def _message(result: ScanResult) -> str | None:
     if result.window_empty:
         return "no turns in that range"
     if not result.total:
-        where = f"{result.session_id}{_window_suffix(result.seq_from, result.seq_to)}"
+        where = f"{one_line(result.session_id)}{_window_suffix(result.seq_from, result.seq_to)}"
         return f"no matches for {debug_quote(result.needle)} in {where}"
     return None
 
@@ -309,7 +310,8 @@ def format_scan(result: ScanResult, label: str) -> str:
     if not result.total:
         return f"{_message(result)}\n---\n"
     window = _window_suffix(result.seq_from, result.seq_to)
-    header = f"scan {debug_quote(result.needle)} in {result.session_id}{window} — {result.total} hits\n"
+    sid = one_line(result.session_id)
+    header = f"scan {debug_quote(result.needle)} in {sid}{window} — {result.total} hits\n"
     body = "".join(_hit_text(hit, label) for hit in result.hits)
     more = "".join(_more_text(m) + "\n" for m in result.more)
     return header + body + more + "---\n"

@@ -27,6 +27,7 @@ from funes_core.read.common import (
     turn_keys,
     units_of,
 )
+from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
     from funes_core.store.base import Row, Store
@@ -172,8 +173,9 @@ def list_sessions(store: Store, args: SessionsArgs) -> SessionsResult:
 
 
 def _session_text(s: SessionSummary) -> str:
-    head = f"[{s.date}] {s.harness} {s.where} {s.turns} turns {s.session_id}\n"
-    return head + (f"  {s.opening}\n" if s.opening is not None else "")
+    where, sid = one_line(s.where), one_line(s.session_id)
+    head = f"[{one_line(s.date)}] {one_line(s.harness)} {where} {s.turns} turns {sid}\n"
+    return head + (f"  {one_line(s.opening)}\n" if s.opening is not None else "")
 
 
 def _page(result: SessionsResult) -> tuple[SessionSummary, ...]:
@@ -203,9 +205,9 @@ def _trailer(result: SessionsResult, shown: int) -> str:
 
 def _message(result: SessionsResult, label: str) -> str | None:
     if result.memory_empty:
-        return f"no sessions in {label}"
+        return f"no sessions in {one_line(label)}"
     if not result.total:
-        return f"no session in {label} matches"
+        return f"no session in {one_line(label)} matches"
     return None
 
 

@@ -32,6 +32,7 @@ from funes_core.read.common import (
     turn_keys,
     units_of,
 )
+from funes_core.safetext import one_line, passage
 
 if TYPE_CHECKING:
     import numpy as np
@@ -283,9 +284,9 @@ def _place_text(place: SketchPlace, label: str) -> str:
     unit = place.unit
     mark = " · shortened" if place.shortened else ""
     return (
-        f"[{unit.ts}] {unit.role} {unit.block_type} seq{unit.seq}{mark}\n"
+        f"[{one_line(unit.ts)}] {one_line(unit.role)} {one_line(unit.block_type)} seq{unit.seq}{mark}\n"
         f"{get_hint(unit.session_id, unit.seq, label)}\n"
-        f"{place.passage}\n---\n"
+        f"{passage(place.passage)}\n---\n"
     )
 
 
@@ -298,7 +299,7 @@ def format_sketch(result: SketchResult, label: str) -> str:
     if result.window_empty:
         return no_turns(result.session_id, result.session_turns) + "\n"
     out = (
-        f"sketch {result.session_id} — {len(result.places)} of {result.units} places · "
+        f"sketch {one_line(result.session_id)} — {len(result.places)} of {result.units} places · "
         f"{result.chars} of {result.max_chars} chars · {result.eligible} eligible units\n"
     )
     if result.units != result.units_asked:
