@@ -84,6 +84,117 @@ class Planted:
         return out
 
 
+def _gap_cases(f: SecretFactory, add: Callable[[str, str, list[tuple[str, str]], list[str]], None]) -> None:
+    """Issue 13: escaped slashes, AWS secrets beside their key id, labelled next-line tokens, and
+    more of detect-secrets' detectors."""
+    # JSON with escaped slashes (PHP json_encode, some JS serialisers): credentials in URLs.
+    pg_pw = f.password(16, B62)
+    add(
+        "url credentials with JSON-escaped slashes",
+        '{"DATABASE_URL": "postgres:\\/\\/app:' + pg_pw + '@db.internal:5432\\/app"}',
+        [(pg_pw, "url_credentials")],
+        ['"postgres:\\/\\/app:', "@db.internal:5432\\/app"],
+    )
+    git_pw = f.chars(40, B62)
+    add(
+        "git remote with a token, JSON-escaped",
+        '{"remote": "https:\\/\\/deploy:' + git_pw + '@git.example.com\\/acme\\/app.git"}',
+        [(git_pw, "url_credentials")],
+        ["https:\\/\\/deploy:", "@git.example.com\\/acme\\/app.git"],
+    )
+    # An AWS secret holding '/' inside a JSON document written with escaped slashes.
+    raw = f.chars(40, B64)
+    while "/" not in raw:
+        raw = f.chars(40, B64)
+    escaped = raw.replace("/", "\\/")
+    add(
+        "AWS secret with JSON-escaped slashes",
+        '{"AWS_SECRET_ACCESS_KEY": "' + escaped + '", "region": "eu-west-1"}',
+        [(escaped, "aws_secret_key")],
+        ['"AWS_SECRET_ACCESS_KEY": "', '", "region": "eu-west-1"'],
+    )
+    hook = f"T{f.chars(8, BASE32_UPPER)}\\/B{f.chars(10, BASE32_UPPER)}\\/{f.chars(24)}"
+    add(
+        "Slack webhook with JSON-escaped slashes",
+        '{"webhook": "https:\\/\\/hooks.slack.com\\/services\\/' + hook + '"}',
+        [("https:\\/\\/hooks.slack.com\\/services\\/" + hook, "slack_webhook")],
+        ['{"webhook": "'],
+    )
+    # A bare 40-character AWS secret on the line after its key id (aws configure list, a CSV, a table).
+    kid, sec = "AKIA" + f.chars(16, BASE32_UPPER), f.chars(40, B64)
+    add(
+        "AWS secret on the line after its key id",
+        f"Here are the new credentials:\n{kid}\n{sec}\nStore them in ~/.aws/credentials.",
+        [(kid, "aws_access_key"), (sec, "aws_secret_key")],
+        ["Here are the new credentials:\n", "\nStore them in ~/.aws/credentials."],
+    )
+    kid2, sec2 = "AKIA" + f.chars(16, BASE32_UPPER), f.chars(40, B64)
+    add(
+        "AWS credentials CSV",
+        f"User name,Access key ID,Secret access key\nci-deployer,{kid2},{sec2}\n",
+        [(kid2, "aws_access_key"), (sec2, "aws_secret_key")],
+        ["User name,Access key ID,Secret access key\nci-deployer,"],
+    )
+    kid3, sec3 = "ASIA" + f.chars(16, BASE32_UPPER), f.chars(40, B64)
+    add(
+        "AWS key pair in a markdown table",
+        f"| AccessKeyId | SecretAccessKey |\n|---|---|\n| {kid3} | {sec3} |",
+        [(kid3, "aws_access_key"), (sec3, "aws_secret_key")],
+        ["| AccessKeyId | SecretAccessKey |\n|---|---|\n| "],
+    )
+    # Keyword context, value on the next line: only a high-entropy value counts.
+    minted = f.chars(32, URLSAFE)
+    add(
+        "token printed on the line after its label",
+        f"Your new personal access token (it will not be shown again):\n  {minted}\n",
+        [(minted, "secret_assignment")],
+        ["Your new personal access token (it will not be shown again):\n  "],
+    )
+    # detect-secrets' Telegram and Discord bot token detectors.
+    tg = f"{f.chars(10, DIGITS)}:AA{f.chars(33, URLSAFE)}"
+    add(
+        "Telegram bot token",
+        f"curl https://api.telegram.org/bot{tg}/getMe",
+        [(tg, "telegram_token")],
+        ["curl https://api.telegram.org/bot", "/getMe"],
+    )
+
+
+def _gap_lookalikes(rng: random.Random, hexs: Callable[[int], str], uuid: Callable[[], str]) -> list[str]:
+    """Issue 13: what the new context rules must leave alone (digests, ids, images, lock files, keys)."""
+
+    def b64(n: int) -> str:
+        return base64.b64encode(rng.randbytes(n)).decode()
+
+    png = base64.b64encode(rng.randbytes(3000)).decode()
+    return [
+        # git SHAs next to a key-id-shaped placeholder and in an escaped URL
+        f"AKIAIOSFODNN7EXAMPLE\n{hexs(40)}\n",
+        f'{{"url": "https:\\/\\/github.com\\/acme\\/app\\/commit\\/{hexs(40)}"}}',
+        '{"homepage": "https:\\/\\/example.com\\/docs", "repo": "git@github.com:acme\\/app.git"}',
+        '{"clone": "https:\\/\\/oauth2@gitlab.example.com\\/group\\/app.git"}',  # user, no password
+        # UUIDs in every spelling
+        f"{uuid()}\n{uuid().upper()}\n{{{uuid()}}}\nurn:uuid:{uuid()}",
+        # base64 images: a Claude image block, a bare payload on its own line, wrapped at 76
+        json.dumps({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}),
+        f"screenshot.png (base64):\n{png[:76]}\n{png[76:152]}\n{png[152:228]}",
+        # lock-file hashes
+        f'[[package]]\nname = "anyio"\nsdist = {{ url = "https://files.pythonhosted.org/a.tar.gz", '
+        f'hash = "sha256:{hexs(64)}" }}',
+        f'[[package]]\nname = "serde"\nchecksum = "{hexs(64)}"',
+        f"golang.org/x/text v0.14.0 h1:{b64(32)}\ngolang.org/x/text v0.14.0/go.mod h1:{b64(32)}",
+        f'left-pad@^1.3.0:\n  version "1.3.0"\n  integrity sha1-{b64(20)}',
+        f"  /left-pad@1.3.0:\n    resolution: {{integrity: sha512-{b64(64)}}}",
+        # public keys and fingerprints
+        f"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAI{b64(32)} dev@laptop",
+        f"The key fingerprint is SHA256:{b64(32).rstrip('=')}.",
+        # keyword context whose next line is not a secret
+        "API key:\n  stored in 1Password under 'staging'\nToken:\n  42\nPassword:\n  (none)\n",
+        f"Your token expires in:\n  3600 seconds\nsecret rotation id:\n  {uuid()}\n",
+        f"key:\n  {hexs(40)}\n",  # a hex digest after a bare keyword: hex is never high-entropy enough
+    ]
+
+
 def _planted_corpus() -> list[Planted]:
     f = SecretFactory(SEED)
     cases: list[Planted] = []
@@ -531,6 +642,7 @@ def _planted_corpus() -> list[Planted]:
         [(truncated, "private_key")],
         ["$ head -5 deploy_key.pem", "$ echo done"],
     )
+    _gap_cases(f, add)
     return cases
 
 
@@ -593,6 +705,7 @@ def _lookalike_corpus() -> list[str]:
         "the --password flag is deprecated; pass --password-file instead",
         '{"password": "Password", "token": "Token", "apiKey": "API key"}',
         "GOOGLE_APPLICATION_CREDENTIALS=/secrets/sa.json\nSSH_PRIVATE_KEY_PATH=~/.ssh/id_ed25519",
+        *_gap_lookalikes(rng, hexs, uuid),
     ]
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 
+from funes_core.safetext import one_line
 from funes_core.turns.format import Block, Turn
 
 __all__ = [
@@ -80,13 +81,23 @@ def chunk_id(session_id: str, turn_uuid: str, block_idx: int, split_idx: int) ->
 
 
 def render_block(block: Block) -> str:
-    """The text that is stored and embedded for a block."""
+    """The text that is stored and embedded for a block.
+
+    The tool name is escaped onto one line: it heads the passage, where a newline in it could
+    forge the lines that follow.
+    """
     if block.block_type == "tool_use":
-        return f"[tool_use {block.tool_name}] {block.text}".strip()
+        name = None if block.tool_name is None else one_line(block.tool_name)
+        return f"[tool_use {name}] {block.text}".strip()
     if block.block_type == "tool_result":
-        head = f"[tool_result {block.tool_name}]" if block.tool_name else "[tool_result]"
+        head = f"[tool_result {one_line(block.tool_name)}]" if block.tool_name else "[tool_result]"
         return f"{head} {block.text}".strip()
     return block.text
+
+
+def _stores(block: Block, include_thinking: bool) -> bool:
+    """Whether ``block`` yields a chunk at its tier (it is not blank and not a skipped thinking block)."""
+    return bool(render_block(block).strip()) and (include_thinking or block.block_type != "thinking")
 
 
 # `data:<media>;base64,<payload>`, not glued to a preceding identifier-ish character (so
@@ -191,15 +202,30 @@ def chunk_turn(
     wanted = set(tiers)
     counts: Counter[str] = Counter()
     out: list[Chunk] = []
+    role, cwd = turn.role, turn.cwd
+    if redactor is not None:
+        # Every stored free-text field is redacted, not only the passage: ``cwd`` becomes the
+        # ``workdir`` facet (where a token would survive as ``ghp-…``, matching no rule) and ``role``
+        # is printed. Counted once per turn: by the call that stores its first block.
+        role, found_role = redactor(role)
+        if cwd is not None:
+            cwd, found_cwd = redactor(cwd)
+            found_role.update(found_cwd)
+        first = next((i for i, b in enumerate(turn.blocks) if _stores(b, include_thinking)), None)
+        if first is not None and tier_of(turn.blocks[first].block_type) in wanted:
+            counts.update(found_role)
     for block_idx, block in enumerate(turn.blocks):
         if tier_of(block.block_type) not in wanted:
             continue
         if block.block_type == "thinking" and not include_thinking:
             continue
         text = elide_base64(render_block(block))
+        tool_name = block.tool_name
         if redactor is not None:
             text, found = redactor(text)
-            counts.update(found)
+            counts.update(found)  # the rendered text holds the tool name: its secrets count here
+            if tool_name is not None:
+                tool_name = redactor(tool_name)[0]
         # Capped after redaction: a cut must never leave half a secret that no rule recognises.
         for split_idx, piece in enumerate(split_text(cap_block(text))):
             out.append(
@@ -211,13 +237,13 @@ def chunk_turn(
                     parent_uuid=turn.parent_uuid,
                     seq=turn.seq,
                     ts=turn.ts,
-                    role=turn.role,
+                    role=role,
                     harness=turn.harness,
-                    cwd=turn.cwd,
+                    cwd=cwd,
                     block_idx=block_idx,
                     split_idx=split_idx,
                     block_type=block.block_type,
-                    tool_name=block.tool_name,
+                    tool_name=tool_name,
                     taint=turn.taint,
                 )
             )

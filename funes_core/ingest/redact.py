@@ -9,7 +9,15 @@ it. So every rule looks for a *specific* shape (a vendor prefix, an assignment t
 name, a credential header) and refuses values that are plainly placeholders (``<your-token>``,
 ``${API_KEY}``, ``$TOKEN``, ``****``, ``xxx``, ``your-api-key-here``) or code
 (``password=args.password``, ``token: str``). There is deliberately no free-standing "high entropy
-string" rule: it cannot tell a leaked key from a sha256 digest or a base64 blob.
+string" rule: it cannot tell a leaked key from a sha256 digest or a base64 blob. Entropy (measured
+the way detect-secrets' ``Base64HighEntropyString`` measures it) is consulted only where the
+context already says "credential": a 40-character AWS secret near its key id (same CSV or table
+row, or the next two lines), or a value alone on the line after a label naming a credential
+(``Your new API token:``). Hex strings and UUIDs never count as high entropy.
+
+JSON writers that escape ``/`` (PHP, some JavaScript serialisers) write ``postgres:\\/\\/user:pw@host``
+and split a base64 secret at every ``/``. Text holding such escapes is scanned through a view with
+them undone, and each span found is mapped back to the original text, so every rule sees them.
 
 Only the secret value is replaced, by ``[REDACTED:<kind>]``, so ``export GITHUB_TOKEN=ghp_...``
 becomes ``export GITHUB_TOKEN=[REDACTED:github_token]`` and stays readable and searchable. No rule
@@ -17,11 +25,12 @@ matches a marker, so redacting twice changes nothing (idempotence).
 
 Where detect-secrets (1.5) already has a precise regex it is reused: the ``denylist`` patterns of
 its plugin *classes* are read directly (AWS key ids, AWS secrets near an AWS-ish name, GitHub,
-GitLab, legacy OpenAI, Slack, Stripe, SendGrid, PyPI, Square, Mailchimp, credentials in URLs), and
-its JWT validator decides whether an ``eyJ...`` string really is a JWT. Its scanning entry points
-(``scan_line``, settings, plugin registry, baselines) are not used: they mutate process-global
-settings, and ``analyze_line`` may attempt network verification. Class attributes need no config and
-no instance, and a pattern gives a *span*, so exactly the secret is replaced.
+GitLab, legacy OpenAI, Slack, Stripe, SendGrid, PyPI, Square, Mailchimp, Telegram, Discord,
+credentials in URLs), its JWT validator decides whether an ``eyJ...`` string really is a JWT, and
+its base64 high-entropy plugin measures entropy (an instance of it holds only a charset and a
+limit). Its scanning entry points (``scan_line``, settings, plugin registry, baselines) are not
+used: they mutate process-global settings, and ``analyze_line`` may attempt network verification.
+Class attributes need no config, and a pattern gives a *span*, so exactly the secret is replaced.
 
 Speed: this runs on every indexed block. Each pattern either starts with a literal (which the
 regex engine finds with a fast substring search) or is gated by a cheap substring test on the
@@ -39,7 +48,7 @@ private_key            PEM/OpenSSH/PGP/SSH2 private-key block, whole (also with
                        of its base64 body); PuTTY private lines; base64-encoded PEM
                        (kubeconfig ``client-key-data``)
 aws_access_key         AWS access key id (``AKIA...``, ``ASIA...``)
-aws_secret_key         AWS secret access key next to an AWS-ish name
+aws_secret_key         AWS secret access key next to an AWS-ish name, or near its key id
 aws_session_token      AWS session token assigned to ``aws_session_token``/``SessionToken``
 github_token           ``ghp_``/``gho_``/``ghu_``/``ghs_``/``ghr_`` and ``github_pat_`` tokens
 gitlab_token           ``glpat-`` and the other GitLab token prefixes
@@ -54,6 +63,8 @@ google_client_secret   ``GOCSPX-...``
 sendgrid_key           ``SG.xxx.yyy``
 pypi_token             ``pypi-AgEIcHlwaS5vcmc...``
 npm_token              ``npm_...`` and ``.npmrc`` ``_authToken=`` values
+telegram_token         a Telegram bot token ``<bot id>:<35 chars>`` (detect-secrets' pattern)
+discord_token          a Discord bot token (detect-secrets' pattern, mixed character classes)
 square_secret          ``sq0csp-...``
 mailchimp_key          ``<32 hex>-usNN``
 azure_key              ``AccountKey=``/``SharedAccessKey=`` in Azure connection strings
@@ -68,7 +79,8 @@ password_assignment    a value given to a password-like name (``DB_PASSWORD=...`
                        ``"password": "..."``, ``--password ...``, ``docker login -p``,
                        ``mysql -p...``, ``.netrc``)
 secret_assignment      a value given to another secret-like name (``*_TOKEN``, ``*_SECRET``,
-                       ``*_API_KEY``, ``*_PRIVATE_KEY``, ``*_ACCESS_KEY``, ...)
+                       ``*_API_KEY``, ``*_PRIVATE_KEY``, ``*_ACCESS_KEY``, ...), or a
+                       high-entropy value alone on the line after a credential label
 =====================  ==================================================================
 
 When rules overlap, the longest span wins (it hides the most); on a tie the more specific kind wins,
@@ -88,8 +100,10 @@ from dataclasses import dataclass
 
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
 from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.mailchimp import MailchimpDetector
 from detect_secrets.plugins.openai import OpenAIDetector
@@ -98,6 +112,7 @@ from detect_secrets.plugins.sendgrid import SendGridDetector
 from detect_secrets.plugins.slack import SlackDetector
 from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 
 __all__ = ["KINDS", "redact"]
 
@@ -120,6 +135,8 @@ KINDS: frozenset[str] = frozenset(
         "sendgrid_key",
         "pypi_token",
         "npm_token",
+        "telegram_token",
+        "discord_token",
         "square_secret",
         "mailchimp_key",
         "azure_key",
@@ -372,6 +389,39 @@ def _has_digit_and_random(value: str) -> bool:
 def _aws_secret_ok(value: str) -> bool:
     """40 base64 characters, but not a 40-hex git SHA."""
     return not _HEX.fullmatch(value) and _looks_random(value, 40) and not _is_placeholder(value)
+
+
+#: detect-secrets' base64 high-entropy detector; only its entropy measure is used (an instance touches no
+#: global settings). Entropy alone cannot tell a key from a digest, so it is only consulted in a context
+#: that already says "credential" (a key id nearby, a label on the line above).
+_B64_ENTROPY = Base64HighEntropyString()
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def _entropy(value: str) -> float:
+    entropy: float = _B64_ENTROPY.calculate_shannon_entropy(value)
+    return entropy
+
+
+def _high_entropy(value: str) -> bool:
+    """Random enough for a credential by detect-secrets' base64 limit; never hex, a UUID or a placeholder."""
+    return (
+        not _HEX.fullmatch(value.lower())
+        and not _UUID.fullmatch(value)
+        and _looks_random(value, 20)
+        and not _is_placeholder(value)
+        and _entropy(value) >= _B64_ENTROPY.entropy_limit
+    )
+
+
+def _aws_bare_secret_ok(value: str) -> bool:
+    """A 40-character AWS secret without its name: mixed classes, high entropy, not a hex digest."""
+    return _aws_secret_ok(value) and _entropy(value) >= 4.0
+
+
+def _has_mixed_tail(value: str) -> bool:
+    _, _, tail = value.partition(":")
+    return _looks_random(tail, 20) and not _is_placeholder(tail)
 
 
 def _is_jwt(value: str) -> bool:
@@ -716,6 +766,27 @@ _RULES: tuple[_Rule, ...] = (
         triggers=("-us",),
         not_after=_TOKEN_CHARS,
     ),
+    _Rule(
+        "telegram_token",
+        # detect-secrets' pattern; the token follows ``/bot`` in API URLs, so only a digit may not precede it.
+        re.compile(rf"(?<![0-9])(?:{TelegramBotTokenDetector.denylist[0].pattern})(?![A-Za-z0-9_\-])"),
+        check=_has_mixed_tail,
+        triggers=(":aa",),
+    ),
+    _Rule("discord_token", _ds(DiscordBotTokenDetector.denylist[0], guard_start=True), check=_mixed_token(3)),
+    # An AWS secret written without its name, near its key id: on the same row of a CSV or a table, or
+    # on one of the next two lines (``aws iam create-access-key`` tables, a pasted key pair).
+    _Rule(
+        "aws_secret_key",
+        re.compile(
+            r"(?:AKIA|ASIA)[A-Z2-7]{16}(?![A-Za-z0-9])[^\n]{0,80}?(?:\r?\n[^\n]{0,80}?){0,2}?"
+            r"(?<![A-Za-z0-9/+=])(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        group="val",
+        check=_aws_bare_secret_ok,
+        priority=_P_AWS_CONTEXT,
+        triggers=("akia", "asia"),
+    ),
 )
 
 
@@ -971,6 +1042,30 @@ def _assignment_spans(text: str, lowered: str) -> Iterator[_Span]:
                 yield _Span(m.start("val"), m.end("val"), kind, _P_ASSIGN)
 
 
+#: ``<label>:`` ending a line, then a value alone on the next line (``Your new API token:\n  <value>``).
+_LABELLED_NEXT_LINE = re.compile(r":[ \t]*\r?\n[ \t]*(?P<val>[A-Za-z0-9+/=_\-.~]{20,200})[ \t]*(?=\r?\n|\Z)")
+#: The label must name a credential (as a word): ``token``, ``API key``, ``secret``, ``password``...
+_CREDENTIAL_LABEL = re.compile(
+    r"\b(?:api[ _-]?key|access[ _-]?key|secret[ _-]?key|private[ _-]?key|token|secret|password"
+    r"|passphrase)s?\b"
+)
+
+
+def _next_line_spans(text: str, lowered: str) -> Iterator[_Span]:
+    """A high-entropy value alone on the line after a label naming a credential.
+
+    Entropy is what decides here (detect-secrets' base64 limit), and only because the label already says
+    "credential": the same string without such a label (a digest, an image chunk) is never touched.
+    """
+    if ":" not in text:
+        return
+    for m in _LABELLED_NEXT_LINE.finditer(text):
+        line_start = text.rfind("\n", max(0, m.start() - 80), m.start()) + 1
+        label = lowered[max(line_start, m.start() - 80) : m.start()]
+        if _CREDENTIAL_LABEL.search(label) and _high_entropy(m["val"]):
+            yield _Span(m.start("val"), m.end("val"), "secret_assignment", _P_LOOSE)
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -989,21 +1084,55 @@ def _choose(spans: list[_Span]) -> list[_Span]:
     return chosen
 
 
+#: JSON writers that escape ``/`` (PHP's json_encode, some JavaScript serialisers) turn
+#: ``https://user:pw@host`` into ``https:\\/\\/user:pw@host`` and split a base64 secret at every ``/``.
+_ESCAPED_SLASH = re.compile(r"\\+/|\\u002[fF]")
+
+
+def _unescaped_view(text: str) -> tuple[str, list[int]] | None:
+    """``text`` with escaped slashes unescaped, and where each of its characters came from.
+
+    ``offsets[i]`` is the index in ``text`` of the first character that produced ``view[i]``;
+    ``offsets[len(view)] == len(text)``. ``None`` when there is nothing to unescape (the fast path).
+    """
+    if "\\/" not in text and "\\u002" not in text:
+        return None
+    pieces: list[str] = []
+    offsets: list[int] = []
+    pos = 0
+    for m in _ESCAPED_SLASH.finditer(text):
+        pieces.append(text[pos : m.start()])
+        offsets.extend(range(pos, m.start()))
+        pieces.append("/")
+        offsets.append(m.start())
+        pos = m.end()
+    pieces.append(text[pos:])
+    offsets.extend(range(pos, len(text) + 1))
+    return "".join(pieces), offsets
+
+
 def redact(text: str) -> tuple[str, Counter[str]]:
     """Replace every secret in ``text`` with ``[REDACTED:<kind>]``.
 
     Returns the redacted text and how many secrets of each kind were replaced; for clean text, the
     very same string and an empty Counter. Deterministic, pure and idempotent: the markers it
-    writes never match a rule.
+    writes never match a rule. Text with JSON-escaped slashes is scanned as if they were plain
+    (every rule sees ``https://``), and each secret found is replaced in the original text.
     """
     counts: Counter[str] = Counter()
-    lowered = text.lower()
+    view = _unescaped_view(text)
+    scanned = view[0] if view is not None else text
+    lowered = scanned.lower()
     spans: list[_Span] = []
     for rule in _RULES:
-        rule.find(text, lowered, spans)
-    spans.extend(_assignment_spans(text, lowered))
+        rule.find(scanned, lowered, spans)
+    spans.extend(_assignment_spans(scanned, lowered))
+    spans.extend(_next_line_spans(scanned, lowered))
     if not spans:
         return text, counts
+    if view is not None:
+        offsets = view[1]
+        spans = [_Span(offsets[s.start], offsets[s.end], s.kind, s.priority) for s in spans]
     pieces: list[str] = []
     pos = 0
     for span in _choose(spans):
