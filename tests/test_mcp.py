@@ -239,3 +239,42 @@ def test_instructions_and_descriptions_speak_to_a_model() -> None:
     get_tool = next(t for t in tools if t.name == "get")
     assert "from" in get_tool.input_schema["properties"]
     assert "verbatim" in INSTRUCTIONS
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "s3://some-bucket/prefix",
+        "gs://b/p",
+        "hf://datasets/acme/kb",
+        "/etc",
+        "../../tmp",
+        "~/.funes",
+        "LOCAL",
+    ],
+)
+def test_a_tool_call_naming_any_other_memory_is_refused_before_anything_opens(
+    spec: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13 item 4: URIs made the server reach the network (7 s of retries for s3://) and paths
+    let an agent probe the file system and read any memory the user can read."""
+    from funes_core.faces.mcp import make_server
+    from funes_core.store import handle
+
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "home"))
+
+    def no_open(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"a memory was resolved for {spec!r}")
+
+    monkeypatch.setattr(handle, "resolve_memories", no_open)
+
+    async def session() -> list[Any]:
+        async with Client(make_server()) as client:
+            return [
+                await client.call_tool(tool, {**args, "memory": spec})
+                for tool, args in (("status", {}), ("recall", {"query": "x"}), ("get", {"session_id": "s"}))
+            ]
+
+    for res in anyio.run(session):
+        assert res.is_error
+        assert text_of(res).endswith(f"memory {spec!r} is not allowed: use local"), text_of(res)
