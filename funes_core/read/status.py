@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from funes_core.home import Home, State
 from funes_core.read.common import Verb, dump
+from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
     from funes_core.store.handle import Memory
@@ -124,7 +125,7 @@ class StatusReport:
         lines.append(f"chunks: {self.chunks}")
         lines.append(f"sessions: {self.sessions}")
         if self.harnesses:
-            lines.append("harnesses: " + ", ".join(f"{h} {n}" for h, n in self.harnesses.items()))
+            lines.append("harnesses: " + ", ".join(f"{one_line(h)} {n}" for h, n in self.harnesses.items()))
         lines.append(
             f"embeddings owed: {self.owed}" + (" — run `funes index` to embed them" if self.owed else "")
         )
@@ -140,7 +141,7 @@ class StatusReport:
             return []
         lines = []
         if self.pending_spool:
-            pending = ", ".join(f"{sid} {n}" for sid, n in self.pending_spool.items())
+            pending = ", ".join(f"{one_line(sid)} {n}" for sid, n in self.pending_spool.items())
             total = sum(self.pending_spool.values())
             hint = " — run `funes index`" if total else ""
             lines.append(f"pending spool files: {pending}{hint}")
@@ -148,7 +149,7 @@ class StatusReport:
             lines.append(
                 f"refused files: {len(self.refused)} (fix or remove them; they are skipped until they change)"
             )
-            lines.extend(f"  {error}" for _path, error in self.refused)
+            lines.extend(f"  {one_line(error)}" for _path, error in self.refused)
         return lines
 
 

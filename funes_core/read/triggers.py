@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from funes_core.ingest.notes import NOTE_HARNESS, NOTES_SESSION
 from funes_core.read.common import Verb, dump
+from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
     from funes_core.store.base import Row, Store
@@ -96,7 +97,7 @@ def run(memory: Memory, args: TriggersArgs, *, as_json: bool = False) -> str:
         return dump({"memory": memory.label, "triggers": doc})
     if not found:
         return f"no triggers in {memory.label} — set one with: funes remember KEYWORD --hint TEXT\n"
-    lines = [f"[{t.ts}] {t.keyword}: {t.hint}" for t in found]
+    lines = [f"[{one_line(t.ts)}] {one_line(t.keyword)}: {one_line(t.hint)}" for t in found]
     return "\n".join(lines) + f"\n---\n{len(found)} trigger(s)\n"
 
 
