@@ -172,3 +172,22 @@ def test_memfas_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _version, ranked = out
     assert ranked["or"]["c#0"] == ["D1:1"]
     assert ranked["as-is"]["c#0"] == []  # FTS5's implicit AND: "Who", "is" are in no document
+
+
+def test_index_rss_inputs_are_valid_turns_files(tmp_path: Path) -> None:
+    """bench/index_rss.py's generated transcripts are what they claim: valid, deterministic, sized."""
+    import index_rss
+
+    long = tmp_path / "long.funes.jsonl"
+    turns = index_rss.write_long(long, 0.2)
+    assert abs(long.stat().st_size - 0.2 * 1024 * 1024) < 60_000
+    assert len(read_turns_file(long).turns) == turns
+    again = tmp_path / "again.funes.jsonl"
+    index_rss.write_long(again, 0.2)
+    assert again.read_bytes() == long.read_bytes()
+    line = tmp_path / "line.funes.jsonl"
+    index_rss.write_line(line, 0.1)
+    assert len(read_turns_file(line).turns) == 1
+    blocks = tmp_path / "blocks.funes.jsonl"
+    index_rss.write_blocks(blocks, 2_000)
+    assert len(read_turns_file(blocks).turns[0].blocks) == 1_001  # a turn keeps 1,000, plus the marker
