@@ -15,7 +15,10 @@ Cases:
   chunks and took 965 MB before the block cap);
 - ``blocks``: one 12 MB line holding 300,000 tiny blocks (a turn keeps 1,000);
 - ``model``: the ``long`` file's first 10 MB with the real embedding model and ``--budget 60``: the
-  model's resident share while it embeds.
+  model's resident share while it embeds;
+- ``long-store``: the ``long`` file through the engine without the embedding phase (validate,
+  redact, chunk, store, optimize), in a child process: what ``funes index`` itself costs once
+  embeddings are computed by a background worker, and the part this issue bounds.
 
 Usage::
 
@@ -159,6 +162,28 @@ def _load() -> float:
     return float(Path("/proc/loadavg").read_text().split()[0]) if Path("/proc/loadavg").exists() else -1.0
 
 
+_STORE_ONLY = """
+import sys
+from pathlib import Path
+from funes_core.home import Home, State, write_lock
+from funes_core.ingest.engine import Indexer, IndexOptions, bound_native_memory, discover, load_redactor
+from funes_core.models.embed import HashEmbedder
+from funes_core.store import open_store
+bound_native_memory()
+home = Home(Path(sys.argv[2])).ensure()
+with write_lock(home):
+    store = open_store(home=home, create=True, read_consistency_interval=None)
+    store.stamp_model(HashEmbedder().stamp)
+    state = State()
+    indexer = Indexer(home, store, HashEmbedder(), state=state, redactor=load_redactor())
+    indexer.write(discover(home, IndexOptions(path=Path(sys.argv[1])), state).files)
+    indexer.release_parsed()
+    store.optimize()
+    r = indexer.report
+    print(f"stored {r.files} file: {r.turns} turns, {r.chunks} chunks; {len(r.rejected)} rejected")
+"""
+
+
 def run_case(case: str, folder: Path, turns: int, *, embedder: str, extra: list[str]) -> Result:
     home = folder.parent / f"home-{case}"
     env = {**os.environ, "FUNES_HOME": str(home)}
@@ -169,8 +194,11 @@ def run_case(case: str, folder: Path, turns: int, *, embedder: str, extra: list[
     size = sum(p.stat().st_size for p in folder.iterdir()) / 1024 / 1024
     load_start = _load()
     start = time.monotonic()
+    argv = [FUNES, "index", str(folder), *extra]
+    if extra == ["--store-only"]:
+        argv = [sys.executable, "-c", _STORE_ONLY, str(folder), str(home)]
     proc = subprocess.Popen(
-        [FUNES, "index", str(folder), *extra],
+        argv,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -200,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--cases", default="long,line,blocks,model")
+    parser.add_argument("--cases", default="long-store,long,line,blocks,model")
     parser.add_argument("--size-mb", type=float, default=100.0, help="size of the long transcript")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
@@ -217,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
             embedder = "hash"
             if case == "long":
                 turns = write_long(target, args.size_mb)
+            elif case == "long-store":
+                turns = write_long(target, args.size_mb)
+                extra = ["--store-only"]
             elif case == "line":
                 turns = write_line(target)
             elif case == "blocks":

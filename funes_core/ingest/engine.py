@@ -23,9 +23,11 @@ One writer at a time holds ``$FUNES_HOME/store.lock``; readers never take it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import hashlib
 import os
+import platform
 import sys
 import time
 from collections import Counter
@@ -66,9 +68,11 @@ __all__ = [
     "IndexRunError",
     "Indexer",
     "SourceFile",
+    "bound_native_memory",
     "discover",
     "load_redactor",
     "rebuild_memory",
+    "release_native_memory",
     "run_index",
 ]
 
@@ -373,6 +377,45 @@ def _remove_if_unchanged(src: SourceFile) -> bool:
     return False
 
 
+# --------------------------------------------------------------------------- native memory
+
+#: glibc's ``mallopt`` parameter for the number of malloc arenas.
+_M_ARENA_MAX = -8
+
+
+def _glibc() -> ctypes.CDLL | None:
+    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # pragma: no cover - a glibc without the usual soname
+        return None
+
+
+def bound_native_memory() -> None:
+    """Cap glibc at two malloc arenas for this process (a no-op elsewhere).
+
+    LanceDB runs its work on a pool of threads, and glibc gives each contending thread an arena of
+    its own that keeps what it freed: on a 50 MB transcript that is ~70 MB of resident memory
+    holding nothing (measured: peak 464 MB with the default, 426 MB with two arenas). Called
+    before the store is opened, so the threads it starts share two arenas.
+    """
+    libc = _glibc()
+    if libc is not None:
+        libc.mallopt(_M_ARENA_MAX, 2)
+
+
+def release_native_memory() -> None:
+    """Give the memory freed since the last call back to the system (glibc only).
+
+    Called after each store commit and before ``optimize``: batches come and go, and without a trim
+    the freed pages of every batch stay resident until the process ends.
+    """
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
 # --------------------------------------------------------------------------- redaction
 
 
@@ -648,6 +691,7 @@ class Indexer:
         self.report.turns = len(self._turns)
         self.report.redactions.update(batch.redactions)
         self.progress.wrote(steps=len(batch.files), turns=len(new_turns), chunks=added)
+        release_native_memory()
 
     # -- phases ---------------------------------------------------------------------------
     def write(self, files: list[SourceFile]) -> None:
@@ -747,6 +791,12 @@ class Indexer:
     def _owed_count(self) -> int:
         return self.store.stats().owed
 
+    def release_parsed(self) -> None:
+        """Drop the parsed files kept between tiers and give the memory back before ``optimize``."""
+        self._cache.clear()
+        self._cache_bytes = 0
+        release_native_memory()
+
     def drain_finished(self, files: Iterable[SourceFile]) -> None:
         """Delete spool files whose every tier is stored (and forget their state entries)."""
         changed = False
@@ -774,6 +824,7 @@ class Indexer:
         self.report.files_left = sum(
             1 for f in discovery.files if not f.refused and (f.skipped or f.done < LAST_TIER)
         )
+        self.release_parsed()
         if self._wrote:
             self.store.optimize()
             self.state.last_indexed = format_ts(datetime.now(UTC))
@@ -883,6 +934,7 @@ def run_index(
         raise IndexRunError("--harness selects a spool; it cannot be combined with PATH")
     home = (home or Home.resolve()).ensure()
     say = warn or (lambda msg: print(msg, file=sys.stderr))
+    bound_native_memory()  # before LanceDB starts its threads
     if embedder is None:
         # Before the lock and before anything is created: an unknown model, a memory built with
         # another one, or missing weights is one line and an untouched memory.
