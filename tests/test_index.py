@@ -659,3 +659,57 @@ def test_a_large_file_changed_between_its_passes_is_left_for_the_next_run(
     os.utime(f, (T0 + 5, T0 + 5))
     index(funes_home, path=tmp_path / "c")
     assert set(stored(funes_home)) == expected_ids(f)
+
+
+def test_the_embedding_phase_optimizes_first_and_every_few_thousand_vectors(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Vector commits find their rows through the id index; rows outside it (just written, or moved
+    by earlier commits) are scanned, so the phase folds them in before it starts and as it goes."""
+    monkeypatch.setattr(engine, "OPTIMIZE_EVERY_VECTORS", 10)
+    monkeypatch.setattr(engine, "EMBED_BATCH", 4)
+    monkeypatch.setattr(engine, "VECTOR_COMMIT_SECONDS", 0.0)  # a commit every 4 vectors
+    f = write_session(tmp_path / "c" / "f.funes.jsonl", "s", 30)
+    store = _open_for_write(funes_home)
+    events: list[str] = []
+    real_optimize, real_set = store.optimize, store.set_vectors
+
+    def optimize() -> None:
+        events.append("optimize")
+        real_optimize()
+
+    def set_vectors(vectors: Any) -> None:
+        events.append(f"set {len(vectors)}")
+        real_set(vectors)
+
+    monkeypatch.setattr(store, "optimize", optimize)
+    monkeypatch.setattr(store, "set_vectors", set_vectors)
+    state, messages = State(), []
+    indexer = _indexer(funes_home, store, state, messages, vector_commit_rows=4)
+    report = indexer.run(discover(funes_home, IndexOptions(path=tmp_path / "c"), state))
+    assert report.owed == 0 and report.embedded == len(expected_ids(f)) > 20
+    assert events[0] == "optimize" and events[-1] == "optimize"
+    since = 0
+    for event in events[1:-1]:
+        if event == "optimize":
+            assert since >= 10
+            since = 0
+        else:
+            since += int(event.split()[1])
+            assert since < 10 + 4  # at most one commit past the cadence
+    assert events.count("optimize") >= 5
+    assert any(ix.columns == ["id"] for ix in store._tbl().list_indices())
+
+
+def test_a_small_run_embeds_without_an_extra_optimize(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_session(tmp_path / "c" / "f.funes.jsonl", "s", 2)
+    store = _open_for_write(funes_home)
+    calls: list[int] = []
+    real_optimize = store.optimize
+    monkeypatch.setattr(store, "optimize", lambda: (calls.append(store.stats().owed), real_optimize()))
+    state, messages = State(), []
+    indexer = _indexer(funes_home, store, state, messages)
+    indexer.run(discover(funes_home, IndexOptions(path=tmp_path / "c"), state))
+    assert calls == [0]  # once, at the end, everything embedded

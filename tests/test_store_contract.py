@@ -112,6 +112,54 @@ def test_lance_optimize_prunes_old_versions_but_not_recent_ones(tmp_path: Path) 
     assert store.count() == 5
 
 
+def test_lance_set_vectors_through_the_id_index_on_indexed_and_newer_rows(tmp_path: Path) -> None:
+    """optimize builds a BTREE index on id; vector commits then send whole rows (an (id, vector)
+    source makes LanceDB panic once that index exists). Rows in the index, rows written after it,
+    rows a previous commit moved: each gets its vector once, and nothing is duplicated or lost."""
+    store = LanceStore(tmp_path / "m", read_consistency_interval=None)
+    store.stamp_model(STAMP)
+    emb = HashEmbedder()
+    store.add([make_row(f"old{i}", f"indexed passage {i}") for i in range(40)])
+    store.optimize()
+    assert any(ix.columns == ["id"] for ix in store._tbl().list_indices())
+    store.add([make_row(f"new{i}", f"newer passage {i}") for i in range(10)])
+    vec = emb.embed_query
+    store.set_vectors({"old3": vec("old3"), "new4": vec("new4"), "absent": vec("x")})
+    store.set_vectors({"old3": vec("other"), "old5": vec("old5")})  # old3 keeps its first vector
+    store.optimize()
+    store.set_vectors({"old3": emb.embed_query("again"), "new6": emb.embed_query("new6")})
+    assert store.count() == 50
+    assert store.stats().owed == 46
+    assert len(store.all_ids()) == 50
+    for rid in ("old3", "new4", "old5", "new6"):
+        assert store.vector_search(emb.embed_query(rid), 1)[0].row.id == rid
+    assert store.vector_search(emb.embed_query(rid), 1)[0].row.text == "newer passage 6"
+    with pytest.raises(ValueError):
+        store.set_vectors({"absent": np.ones(7, dtype=np.float32)})
+
+
+def test_lance_a_memory_without_the_id_index_gets_it_at_optimize(tmp_path: Path) -> None:
+    store = LanceStore(tmp_path / "m", read_consistency_interval=None)
+    store.stamp_model(STAMP)
+    store.add([make_row(f"r{i}", f"passage {i}") for i in range(5)])
+    store.set_vectors({"r1": HashEmbedder().embed_query("r1")})  # no index yet: the scan path
+    assert not any(ix.columns == ["id"] for ix in store._tbl().list_indices())
+    store.optimize()
+    assert any(ix.columns == ["id"] for ix in store._tbl().list_indices())
+    store.set_vectors({"r2": HashEmbedder().embed_query("r2")})
+    assert store.stats().owed == 3
+
+
+def test_lance_a_primary_key_store_adds_through_merge_insert(tmp_path: Path) -> None:
+    """A remote (primary key, several writers) keeps ids unique through merge_insert's conflicts;
+    the local store's look-up-then-append relies on the store lock."""
+    store = LanceStore(tmp_path / "m", primary_key=True)
+    store.stamp_model(STAMP)
+    assert store.add([make_row("a"), make_row("b")]) == 2
+    assert store.add([make_row("b"), make_row("c")]) == 1
+    assert sorted(store.all_ids()) == ["a", "b", "c"]
+
+
 def test_filters_sql_escapes_literals() -> None:
     from funes_core.store.base import Filters
 

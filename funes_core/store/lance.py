@@ -11,11 +11,17 @@ Design notes (each one is a reason, not a preference):
   ``embedding_dim``), written when the table is created. It lives inside the dataset, so a copy of
   the table (to a bucket, to another machine) carries it; a sidecar file could be left behind.
   Tables that only carry the older table-level ``embedding_model`` key are read too.
-- **Dedup.** ``merge_insert("id")`` inserting only unmatched ids: atomic, one commit, idempotent,
-  so a re-run after a crash never duplicates anything.
+- **Dedup.** :meth:`add` looks the batch's ids up, then appends the new rows in one commit: a
+  re-run after a crash never duplicates anything. The local memory has one writer (the store
+  lock), so nothing adds the same id between the look-up and the append; a ``merge_insert`` would
+  join every batch against the whole table, at a cost growing with the memory. A store opened
+  with ``primary_key`` (a remote: several writers) inserts through ``merge_insert("id")``.
 - **Indexes.** A native FTS (inverted) index on ``text`` exists from the table's creation; rows
   written since it was last refreshed are still found (scanned flat) and :meth:`optimize` folds
-  them in. An IVF_PQ index (cosine) on ``vector`` is created only once :data:`ANN_MIN_ROWS` rows
+  them in. BTREE indexes on ``session_id`` (session reads) and ``id`` (look-ups by id, and
+  :meth:`set_vectors`, whose ``merge_insert`` then finds its rows through the index instead of
+  joining against the whole table) are built by :meth:`optimize`. An IVF_PQ index (cosine) on
+  ``vector`` is created only once :data:`ANN_MIN_ROWS` rows
   carry a vector: below that, exact brute force is fast and exact. Queries re-rank the PQ
   candidates on the stored vectors (``refine_factor``), so scores are exact cosines and recall@10
   against exact search stays >= 0.95 (``bench/ann.py``). IVF_PQ, not IVF_HNSW_SQ: at 1M rows the
@@ -392,8 +398,6 @@ class LanceStore:
         return pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1)), dim, mask=pa.array(mask))
 
     def add(self, rows: Sequence[Row]) -> int:
-        import pyarrow as pa
-
         unique: dict[str, Row] = {}
         deny = self.denied
         for row in rows:
@@ -406,22 +410,29 @@ class LanceStore:
         if table is None:
             table = self._create(None)
         self._ensure_fts()
-        # Deduplicate against the memory with one scan of the id column, then append. A
+        if self.primary_key:
+            # Several writers (a remote): only merge_insert's commit conflict keeps ids unique.
+            data = self._arrow_rows(table, list(unique.values()))
+            merge = table.merge_insert("id").when_not_matched_insert_all()
+            return int(merge.execute(data, on_bad_vectors="null").num_inserted_rows)
+        # Deduplicate against the memory with one look-up of the ids, then append. A
         # merge_insert on "id" would join the batch against the whole table on every commit, at a
         # cost that grows with the memory (about 200 MB more at 80k chunks); there is one writer
-        # (the store lock), so nothing can add the same ids between the scan and the append.
+        # (the store lock), so nothing can add the same ids between the look-up and the append.
         for stored in self.existing_ids(unique):
             del unique[stored]
         if not unique:
             return 0
+        table.add(self._arrow_rows(table, list(unique.values())), on_bad_vectors="null")
+        return len(unique)
+
+    def _arrow_rows(self, table: Any, items: Sequence[Row]) -> pa.Table:
+        import pyarrow as pa
+
         schema = table.schema
-        dim = self._vector_dim(table)
-        items = list(unique.values())
         columns: dict[str, Any] = {c: [getattr(r, c) for r in items] for c in _ROW_COLUMNS}
-        columns["vector"] = self._vector_array([r.vector for r in items], dim)
-        data = pa.table({c: columns[c] for c in schema.names}, schema=schema)
-        table.add(data, on_bad_vectors="null")
-        return len(items)
+        columns["vector"] = self._vector_array([r.vector for r in items], self._vector_dim(table))
+        return pa.table({c: columns[c] for c in schema.names}, schema=schema)
 
     def set_vectors(self, vectors: Mapping[str, Vector]) -> None:
         import pyarrow as pa
@@ -430,12 +441,24 @@ class LanceStore:
         if table is None or not vectors:
             return
         dim = self._vector_dim(table)
-        ids = list(vectors)
-        field = table.schema.field("vector")
-        data = pa.table(
-            {"id": pa.array(ids, pa.utf8()), "vector": self._vector_array([vectors[i] for i in ids], dim)},
-            schema=pa.schema([table.schema.field("id"), field]),
-        )
+        for vector in vectors.values():
+            self._check_vector(vector, dim)
+        # Whole rows, not (id, vector). With the BTREE index on id (built by optimize) LanceDB
+        # finds the rows to update through the index instead of joining the batch against the
+        # whole table (~340 MB more per call at 42k chunks), and its indexed path needs the full
+        # schema in the source: an (id, vector) source panics inside LanceDB once the index exists.
+        names = list(table.schema.names)
+        wanted = list(vectors)
+        parts = [
+            self._query(f"id IN ({', '.join(sql_literal(i) for i in wanted[at : at + _IN_BATCH])})", names)
+            for at in range(0, len(wanted), _IN_BATCH)
+        ]
+        current = pa.concat_tables(parts)
+        if current.num_rows == 0:
+            return
+        found = current.column("id").to_pylist()
+        column = self._vector_array([vectors[i] for i in found], dim)
+        data = current.set_column(names.index("vector"), table.schema.field("vector"), column)
         table.merge_insert("id").when_matched_update_all(where="target.vector IS NULL").execute(data)
 
     def optimize(self) -> None:
@@ -449,6 +472,7 @@ class LanceStore:
             return
         self._ensure_fts()
         self._ensure_session_index(table)
+        self._ensure_id_index(table)
         table.optimize(cleanup_older_than=VERSION_GRACE)
         # Counting the rows with a vector reads the whole vector column (1.4-2.7 s at 1M rows, on
         # every hook's append); the row count is read from the manifest and bounds it, so the
@@ -511,6 +535,18 @@ class LanceStore:
         from lancedb.index import BTree
 
         table.create_index("session_id", config=BTree(), replace=True)
+
+    def _ensure_id_index(self, table: Any) -> None:
+        """A BTREE index on ``id``: deduplication and ``set_vectors`` look rows up by id through it.
+
+        Without it each lookup scans the id column, and each ``set_vectors`` merge joins against
+        the whole table; rows added since the last ``optimize`` are still found (scanned).
+        """
+        if any(ix.columns == ["id"] for ix in table.list_indices()):
+            return
+        from lancedb.index import BTree
+
+        table.create_index("id", config=BTree(), replace=True)
 
     def has_ann_index(self) -> bool:
         table = self._tbl()
@@ -751,6 +787,7 @@ class LanceStore:
         from lancedb.index import BTree
 
         table.create_index("session_id", config=BTree(), replace=True)
+        table.create_index("id", config=BTree(), replace=True)
         with_vectors = table.count_rows("vector IS NOT NULL")
         if with_vectors >= self.ann_min_rows:
             self._build_ann(table, with_vectors)
