@@ -593,3 +593,29 @@ def test_mcp_serves_a_remote(home: Home, bucket: Bucket) -> None:
 
     text = anyio.run(session)
     assert "--memory team" in text and "SQLite" in text
+
+
+def test_a_remote_mirror_is_private_whatever_the_umask(home: Home, bucket: Bucket) -> None:
+    """The mirror a remote read fills holds another person's memory: 0600 files, 0700 folders
+    (issue 13, item 8), its stamp and lock files included, under umask 000 too."""
+    import stat
+
+    add_remote(bucket)
+    assert cli("push", "team")[0] == 0
+    old = os.umask(0)
+    try:
+        code, out, err = cli("recall", "sqlite wal checkpoint", "--memory", "team")
+    finally:
+        os.umask(old)
+    assert code == 0 and "→ get" in out, err
+    from funes_core.store.remote import mirror_dir
+
+    root = mirror_dir(home, "team").parent
+    mirrored = [root, *root.rglob("*")]
+    assert any(p.name.endswith(".lance") for p in mirrored)
+    loose = [
+        f"{p.relative_to(root)} {stat.S_IMODE(p.stat().st_mode):o}"
+        for p in mirrored
+        if stat.S_IMODE(p.stat().st_mode) != (0o700 if p.is_dir() else 0o600)
+    ]
+    assert loose == []

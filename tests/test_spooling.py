@@ -277,3 +277,26 @@ def test_twenty_hook_events_from_three_agents_at_once_are_all_recallable(tmp_pat
         check=False,
     )
     assert recall.returncode == 0 and all(w in recall.stdout for w in words[:3]), recall.stdout[-2000:]
+
+
+def test_the_spool_lock_and_folders_are_private_whatever_the_umask(tmp_path: Path) -> None:
+    """A hook's conversion creates $FUNES_HOME, the spool folder and its lock file before any index
+    run tightens them: 0700 / 0600 under umask 000 too (issue 13, item 8)."""
+    import stat
+
+    from funes_core.host.api import InstallContext
+    from funes_core.host.spooling import LOCK_NAME, convert_into_spool
+    from funes_echo.converter import EchoConverter
+
+    funes_home = tmp_path / "funes-home"
+    ctx = InstallContext(home=tmp_path / "home", funes_home=funes_home, funes_command=("/opt/funes",))
+    converter = EchoConverter()
+    old = os.umask(0)
+    try:
+        convert_into_spool(converter, [], ctx, index=False)
+    finally:
+        os.umask(old)
+    spool = converter.spool_dir(ctx.funes_home)
+    made = (funes_home, spool.parent, spool, spool / LOCK_NAME)
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in made}
+    assert modes == {p: 0o600 if p.name == LOCK_NAME else 0o700 for p in modes}

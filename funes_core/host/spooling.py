@@ -103,7 +103,7 @@ def convert_into_spool(
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     result = SpoolResult()
     try:
-        with FileLock(spool / LOCK_NAME, timeout=LOCK_TIMEOUT):
+        with FileLock(spool / LOCK_NAME, timeout=LOCK_TIMEOUT, mode=0o600):
             for ref in _refs(converter, sources, sessions):
                 try:
                     result.writes.extend(converter.write_spool(ref, ctx.funes_home))

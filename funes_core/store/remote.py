@@ -263,10 +263,10 @@ def _local_files(root: Path) -> dict[str, int]:
 def _mirror_lock(root: Path) -> Iterator[None]:
     from filelock import FileLock
 
-    from funes_core.home import ensure_private_dir
+    from funes_core.home import FILE_MODE, ensure_private_dir
 
     ensure_private_dir(root.parent)
-    with FileLock(str(root.parent / f".{root.name}.lock")):
+    with FileLock(str(root.parent / f".{root.name}.lock"), mode=FILE_MODE):
         yield
 
 
@@ -333,7 +333,7 @@ def sync_mirror(
                 (table / rel).unlink()
             removed += 1
         _prune_empty_dirs(table)
-        stamp.touch()
+        stamp.touch(mode=0o600)
         os.utime(stamp)
     return SyncResult(root, downloaded, removed, nbytes, listed=True)
 
