@@ -20,8 +20,9 @@ Design notes (each one is a reason, not a preference):
   written since it was last refreshed are still found (scanned flat) and :meth:`optimize` folds
   them in. BTREE indexes on ``session_id`` (session reads) and ``id`` (look-ups by id, and
   :meth:`set_vectors`, whose ``merge_insert`` then finds its rows through the index instead of
-  joining against the whole table) are built by :meth:`optimize`. An IVF_PQ index (cosine) on
-  ``vector`` is created only once :data:`ANN_MIN_ROWS` rows
+  joining against the whole table) are built by :meth:`optimize`, the latter in the local memory
+  only (a remote takes no vector commits, and its concurrent pushers' optimizes would conflict).
+  An IVF_PQ index (cosine) on ``vector`` is created only once :data:`ANN_MIN_ROWS` rows
   carry a vector: below that, exact brute force is fast and exact. Queries re-rank the PQ
   candidates on the stored vectors (``refine_factor``), so scores are exact cosines and recall@10
   against exact search stays >= 0.95 (``bench/ann.py``). IVF_PQ, not IVF_HNSW_SQ: at 1M rows the
@@ -472,7 +473,8 @@ class LanceStore:
             return
         self._ensure_fts()
         self._ensure_session_index(table)
-        self._ensure_id_index(table)
+        if not self.primary_key:  # a remote takes no vector commits, and several writers optimize it
+            self._ensure_id_index(table)
         table.optimize(cleanup_older_than=VERSION_GRACE)
         # Counting the rows with a vector reads the whole vector column (1.4-2.7 s at 1M rows, on
         # every hook's append); the row count is read from the manifest and bounds it, so the
@@ -787,7 +789,8 @@ class LanceStore:
         from lancedb.index import BTree
 
         table.create_index("session_id", config=BTree(), replace=True)
-        table.create_index("id", config=BTree(), replace=True)
+        if not self.primary_key:
+            table.create_index("id", config=BTree(), replace=True)
         with_vectors = table.count_rows("vector IS NOT NULL")
         if with_vectors >= self.ann_min_rows:
             self._build_ann(table, with_vectors)
