@@ -51,6 +51,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_SEQ",
     "SCHEMA_RESOURCE",
+    "SESSION_ID_PATTERN",
     "TAINTS",
     "Block",
     "ParsedFile",
@@ -89,6 +90,14 @@ MAX_SEQ = 2**53 - 1
 #: relative path (nor with ``.``), holds no ``:`` (the chunk id separator), and prints on one line.
 #: UUIDs, ``<uuid>@<n>``, ``<id>@<updated_at without colons>`` and ``20250101_120000_abc`` all fit.
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$(?!\n)"
+#: ``session_id`` is wider: a source may name sessions after documents (notes: ``notes/daily/
+#: 2026-03-01.md``), so any printable character but white space and ``:`` (the chunk id
+#: separator), not starting with ``-`` (an option), 512 at most. The pattern is the part a JSON
+#: Schema can say; the reader also refuses what Python's ``str.isprintable`` refuses (format
+#: characters: zero-width, BiDi, tags; lone surrogates; private use). Every id is escaped onto one
+#: line wherever it is printed and shell-quoted in hints; the strict :data:`ID_PATTERN` is what
+#: converters map foreign ids to (:func:`safe_id`).
+SESSION_ID_PATTERN = r"^[^\s\x00-\x1f\x7f-\x9f:-][^\s\x00-\x1f\x7f-\x9f:]{0,511}$(?!\n)"
 #: One line of a turns file is read up to this many bytes. In a longer line every JSON string is
 #: cut to :data:`LONG_LINE_STRING_BYTES` with a marker saying how many bytes were left out, so a
 #: huge tool output or image costs bounded memory; a line still too long after that (a million tiny
@@ -318,7 +327,7 @@ def _schema_message(err: Any) -> tuple[str, str]:
         return where, f"{_describe(err.instance)} is not one of {allowed}"
     if validator == "pattern":
         if field_name in _ID_FIELDS:
-            return where, _id_message(err.instance)
+            return where, _id_message(err.instance, field_name)
         if field_name == "ts":
             return where, f"{_describe(err.instance)} is not an RFC 3339 UTC timestamp ending in 'Z'"
         if field_name == "harness":
@@ -338,8 +347,13 @@ def _schema_message(err: Any) -> tuple[str, str]:
     return where, f"{_describe(err.instance)} is not valid here ({validator})"
 
 
-def _id_message(value: Any) -> str:
+def _id_message(value: Any, field_name: str = "turn_uuid") -> str:
     shown = _describe(value)
+    if field_name == "session_id":
+        return (
+            f"{shown} is not a valid session id: printable characters but white space and ':', "
+            "not starting with '-', 512 at most"
+        )
     if isinstance(value, str) and ":" in value:
         return f"{shown} must not contain ':' (ids use letters, digits and . _ @ -)"
     return (
@@ -385,6 +399,8 @@ def parse_line(raw: str, *, path: str = "<input>", line: int = 0) -> Turn:
         errors.sort(key=lambda e: (len(list(e.absolute_path)) == 0, _error_rank(e)))
         where, message = _schema_message(errors[0])
         raise TurnsFormatError(path, line, where, message)
+    if not obj["session_id"].isprintable():
+        raise TurnsFormatError(path, line, "session_id", _id_message(obj["session_id"], "session_id"))
     ts = obj["ts"]
     try:
         datetime.fromisoformat(ts.replace("Z", "+00:00"))

@@ -13,7 +13,7 @@ One file is one session; one heading section (:mod:`funes_notes.markdown`) is on
   (``notes/daily/2026-03-01.md``); a registered single file is named with its folder
   (``tidepool/CLAUDE.md``). ``:``, ``%``, white space and control characters are percent-encoded so
   the id stays one word in a ``get`` line;
-* ``turn_uuid`` is ``<slug of the heading>-<12 hex of sha1(heading trail + text)>``: an unchanged
+* ``turn_uuid`` is ``<ASCII slug of the heading>-<12 hex of sha1(heading trail + text)>``: an unchanged
   section keeps its id (and is stored once), an edited one gets a new id and is stored as a new
   turn, the old text staying findable (append-only);
 * ``seq`` is the section's position in the file, ``ts`` the front matter's date
@@ -31,6 +31,7 @@ import codecs
 import hashlib
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 from funes_core import Block, Converter, IntegrationError, SessionRef, Turn, parse_ts
@@ -58,14 +59,16 @@ SKIPPED_FOLDERS = frozenset({"node_modules"})
 #: Larger files are refused: a note is written by a person; a 50 MB "note" is an export or a log.
 MAX_BYTES = 8 * 1024 * 1024
 
-_SLUG = re.compile(r"[^\w]+")
+#: A turn id is ASCII (the turns format's id charset): accents are dropped, other letters become ``-``.
+_SLUG = re.compile(r"[^a-z0-9_]+")
 
 
 def _encode(name: str) -> str:
-    """Percent-encode what may not (``:``) or should not (spaces, ``%``, controls) be in a session id."""
+    """Percent-encode what may not (``:``, a leading ``-``, white space, what is not printable) or
+    should not (``%``) be in a session id."""
     out = []
-    for ch in name:
-        if ch in ":%" or ch.isspace() or not ch.isprintable():
+    for at, ch in enumerate(name):
+        if ch in ":%" or ch.isspace() or not ch.isprintable() or (at == 0 and ch == "-"):
             out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
         else:
             out.append(ch)
@@ -112,7 +115,10 @@ def _ref(path: Path, session_id: str) -> SessionRef | None:
 
 
 def _slug(title: str) -> str:
-    slug = _SLUG.sub("-", title.casefold()).strip("-_")[:40].strip("-_")
+    plain = "".join(
+        c for c in unicodedata.normalize("NFKD", title.casefold()) if not unicodedata.combining(c)
+    )
+    slug = _SLUG.sub("-", plain).strip("-_")[:40].strip("-_")
     return slug or "section"
 
 
