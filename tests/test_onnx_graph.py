@@ -115,3 +115,21 @@ def test_a_tampered_edited_file_is_made_again_and_an_unwritable_cache_falls_back
     blocked.write_text("a file where the cache folder should be")
     model.cache_dir = blocked
     assert model.graph() == model.model_file
+
+
+def test_the_edited_graph_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    """It is written under $FUNES_HOME, where everything is 0600 / 0700 (issue 13, item 8)."""
+    import os
+    import stat
+
+    from funes_core.models.embed import _OnnxModel
+
+    model = _OnnxModel(tmp_path / "cache")
+    old = os.umask(0)
+    try:
+        derived = model.graph()
+    finally:
+        os.umask(old)
+    assert derived != model.model_file
+    assert stat.S_IMODE(derived.stat().st_mode) == 0o600
+    assert stat.S_IMODE(derived.parent.stat().st_mode) == 0o700

@@ -278,7 +278,8 @@ class _OnnxModel:
         if edited is None or hashlib.sha256(edited).hexdigest() != GATHER_FIRST_SHA256:
             return self.model_file
         try:
-            atomic_write_bytes(derived, edited, mode=0o644)
+            ensure_private_dir(derived.parent)  # under $FUNES_HOME: 0700 / 0600 whatever the umask
+            atomic_write_bytes(derived, edited)
             verify_file(derived, GATHER_FIRST_SHA256, self._verified)
         except (OSError, ModelFileError):
             return self.model_file
