@@ -6,9 +6,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from funes_core.home import Home
 from funes_core.models.embed import Embedder, HashEmbedder
+
+# Property tests check properties, not speed: on a shared or loaded machine one example can take
+# seconds, which must not fail a test (no deadline, no "input generation is slow" health check).
+settings.register_profile(
+    "funes", deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example]
+)
+settings.load_profile("funes")
 
 
 @pytest.fixture(autouse=True)
