@@ -39,6 +39,7 @@ lancedb is imported inside this module's functions only: importing it costs over
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -339,7 +340,16 @@ class LanceStore:
         if table is None:
             return
         if not any(ix.columns == ["text"] for ix in table.list_indices()):
-            table.create_index("text", config=FTS(with_position=False), replace=False)
+            try:
+                table.create_index("text", config=FTS(with_position=False), replace=False)
+            except Exception:
+                # Two pushers creating one remote both index it; the second one's commit conflicts
+                # with the first's ("CreateIndex preempted by concurrent CreateIndex"): fine if the
+                # index is there now.
+                with contextlib.suppress(Exception):
+                    table.checkout_latest()
+                if not any(ix.columns == ["text"] for ix in table.list_indices()):
+                    raise
         self._fts_checked = True
 
     def _vector_dim(self, table: Any) -> int:
