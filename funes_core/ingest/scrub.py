@@ -148,8 +148,10 @@ def _redact_files(home: Home) -> list[str]:
                 changed += 1
     out = [f"redacted {changed} spool or log file(s)"] if changed else []
     if home.state_path.exists():
+        # Loading already redacts the messages an older funes wrote, so look at the file itself too.
+        on_disk = home.state_path.read_text(encoding="utf-8", errors="replace")
         state = State.load(home.state_path)
-        dirty = False
+        dirty = bool(redact(on_disk)[1])
         for item in state.refused.values():
             redacted, kinds = redact(item.error)
             if kinds:
