@@ -61,6 +61,7 @@ def test_lance_schema_order_nullable_vector_and_stamp_metadata(tmp_path: Path) -
     vector = schema.field("vector")
     assert vector.nullable
     assert vector.type.list_size == 384
+    assert str(vector.type.value_type) == "halffloat"  # 768 bytes a vector, not 1,536
     assert vector.metadata[b"embedding_model"] == STAMP.model.encode()
     assert (tmp_path / "m" / "chunks.lance").is_dir()
 
@@ -76,6 +77,24 @@ def test_lance_reader_sees_a_writers_new_rows(tmp_path: Path) -> None:
     assert reader.count() == 2
     assert [h.row.id for h in reader.text_search("wombat", 3)] == ["b"]
     assert reader.stats().owed == 1
+
+
+def test_a_float32_memory_built_before_half_precision_keeps_working(tmp_path: Path) -> None:
+    old = LanceStore(tmp_path / "m", vector_type="float32")
+    old.stamp_model(STAMP)
+    emb = HashEmbedder()
+    old.add([make_row("a", "wombat burrow", vector=emb.embed_query("wombat burrow")), make_row("b", "owed")])
+    store = LanceStore(tmp_path / "m")  # today's default would create float16; the table decides
+    store.add([make_row("c", "koala tree", vector=emb.embed_query("koala tree"))])
+    store.set_vectors({"b": emb.embed_query("owed")})
+    assert str(store._tbl().schema.field("vector").type.value_type) == "float"
+    assert store.stats().owed == 0
+    assert store.vector_search(emb.embed_query("koala tree"), 1)[0].row.id == "c"
+    got = store.session_vectors("s1")
+    assert set(got) == {"a", "b", "c"} and got["a"].dtype == np.float32
+    assert np.allclose(got["a"], emb.embed_query("wombat burrow"), atol=1e-6)  # float32 kept exactly
+    with pytest.raises(ValueError, match="float16 or float32"):
+        LanceStore(tmp_path / "x", vector_type="int8")
 
 
 def test_lance_ann_index_only_from_the_threshold(tmp_path: Path) -> None:

@@ -33,7 +33,8 @@ __all__ = [
     "Vector",
 ]
 
-#: An embedding: float32, L2-normalised, of the stamped dimension.
+#: An embedding: float32, L2-normalised, of the stamped dimension. A store may keep it at half
+#: precision on disk (the LanceDB store does); it always hands float32 back.
 Vector = npt.NDArray[np.float32]
 
 

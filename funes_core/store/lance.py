@@ -4,9 +4,15 @@ Design notes (each one is a reason, not a preference):
 
 - **Schema.** Columns follow the reference order (``id, text, session_id, workdir, turn_uuid,
   parent_uuid, seq, ts, role, block_type, tool_name, source_path, block_idx, split_idx, vector``),
-  then ``harness, repo, taint``. ``vector`` is a *nullable* ``FixedSizeList<float32, dim>``: rows
+  then ``harness, repo, taint``. ``vector`` is a *nullable* ``FixedSizeList<float16, dim>``: rows
   are written text-first and their embedding is filled in later, so text is searchable by BM25
   seconds after a turn ends while the slow CPU embedding catches up.
+- **Half-precision vectors.** A 384-d float32 vector is 1,536 bytes, two thirds of a chunk on disk
+  (real agent transcripts: 2.3 KB a chunk with float32, 1.5 KB with float16). Half precision keeps
+  about three significant digits, far below what separates two neighbours' cosines: on LoCoMo every
+  retrieval figure came out identical (``docs/benchmarks.md``). Vectors go in and come out as
+  float32; the store casts at its boundary. Memories built with float32 keep their column type
+  (writes are cast to it), so nothing needs converting; ``funes index --rebuild`` converts one.
 - **Model stamp.** Stored as metadata on the ``vector`` field (``embedding_model``,
   ``embedding_dim``), written when the table is created. It lives inside the dataset, so a copy of
   the table (to a bucket, to another machine) carries it; a sidecar file could be left behind.
@@ -62,6 +68,7 @@ __all__ = [
     "COLUMNS",
     "DEFAULT_DIM",
     "TABLE_NAME",
+    "VECTOR_TYPE",
     "VERSION_GRACE",
     "IndexBacklog",
     "LanceStore",
@@ -73,6 +80,8 @@ __all__ = [
 
 TABLE_NAME = "chunks"
 DEFAULT_DIM = 384
+#: The element type of the ``vector`` column of a new memory (see "Half-precision vectors" above).
+VECTOR_TYPE = "float16"
 #: Rows with a vector before an ANN index is worth building (brute force is exact and fast below).
 ANN_MIN_ROWS = 20_000
 #: Rows per IVF partition of the vector index: ~245 partitions at 1M rows.
@@ -154,13 +163,17 @@ def _lancedb() -> Any:
     return lancedb
 
 
-def arrow_schema(dim: int, stamp: ModelStamp | None = None, *, primary_key: bool = False) -> pa.Schema:
+def arrow_schema(
+    dim: int, stamp: ModelStamp | None = None, *, primary_key: bool = False, vector_type: str = VECTOR_TYPE
+) -> pa.Schema:
     """The table schema; the model stamp rides on the ``vector`` field's metadata.
 
     ``primary_key`` marks ``id`` as Lance's unenforced primary key. Remotes need it: with it, two
     writers inserting the same new id at the same moment conflict and the loser retries; without
     it, both inserts commit and the id is stored twice (lance-format/lance#4585, measured 100-450
     duplicates of 4000 in the tests of issue 12). The local memory has one writer and needs none.
+    ``vector_type`` is ``float16`` (new memories) or ``float32`` (how older memories were built;
+    benchmarks build one to compare).
     """
     import pyarrow as pa
 
@@ -170,7 +183,8 @@ def arrow_schema(dim: int, stamp: ModelStamp | None = None, *, primary_key: bool
             fields.append(pa.field("id", pa.utf8(), nullable=False, metadata={_PK_KEY: b"true"}))
         elif name == "vector":
             meta = {_MODEL_KEY: stamp.model.encode(), _DIM_KEY: str(stamp.dim).encode()} if stamp else None
-            fields.append(pa.field("vector", pa.list_(pa.float32(), dim), nullable=True, metadata=meta))
+            value = pa.float16() if vector_type == "float16" else pa.float32()
+            fields.append(pa.field("vector", pa.list_(value, dim), nullable=True, metadata=meta))
         else:
             kind = pa.int64() if name in _INT_COLUMNS else pa.utf8()
             fields.append(pa.field(name, kind, nullable=name in _NULLABLE))
@@ -263,7 +277,8 @@ class LanceStore:
     or an object-store URI. Opening never creates anything; the first :meth:`stamp_model` or
     :meth:`add` creates the table. ``read_consistency_interval`` is how stale a read may be:
     ``timedelta(0)`` (default) re-checks for new commits on every call, ``None`` never does
-    (right for the single writer, which sees its own commits anyway).
+    (right for the single writer, which sees its own commits anyway). ``vector_type`` is the
+    element type of a table this store creates; an existing table keeps its own.
     """
 
     def __init__(
@@ -277,8 +292,12 @@ class LanceStore:
         primary_key: bool = False,
         taint: str | None = None,
         denied: Denied | None = None,
+        vector_type: str = VECTOR_TYPE,
     ) -> None:
+        if vector_type not in ("float16", "float32"):
+            raise ValueError(f"vector_type must be float16 or float32, not {vector_type!r}")
         self.uri = os.fspath(uri)
+        self.vector_type = vector_type
         self.label = label if label is not None else self.uri
         self.ann_min_rows = ann_min_rows
         #: Partitions a vector query probes (from the index's name; looked up on first use).
@@ -325,7 +344,7 @@ class LanceStore:
 
     def _create(self, stamp: ModelStamp | None) -> Any:
         dim = stamp.dim if stamp else DEFAULT_DIM
-        schema = arrow_schema(dim, stamp, primary_key=self.primary_key)
+        schema = arrow_schema(dim, stamp, primary_key=self.primary_key, vector_type=self.vector_type)
         self._table = self._db.create_table(TABLE_NAME, schema=schema, exist_ok=True)
         self._ensure_fts()
         return self._table
@@ -396,8 +415,11 @@ class LanceStore:
             raise ValueError(f"vector has {arr.shape[0]} dimensions; this memory holds {dim}-d vectors")
         return arr
 
-    def _vector_array(self, vectors: Sequence[Vector | None], dim: int) -> pa.Array:
+    def _vector_array(self, vectors: Sequence[Vector | None], field: pa.Field) -> pa.Array:
+        """``vectors`` (``None`` for owed) as the ``vector`` column ``field`` stores them (float16 or 32)."""
         import pyarrow as pa
+
+        dim = field.type.list_size
 
         flat = np.zeros((len(vectors), dim), dtype=np.float32)
         mask = np.zeros(len(vectors), dtype=bool)
@@ -406,7 +428,9 @@ class LanceStore:
                 mask[i] = True
             else:
                 flat[i] = self._check_vector(vec, dim)
-        return pa.FixedSizeListArray.from_arrays(pa.array(flat.reshape(-1)), dim, mask=pa.array(mask))
+        value_type = field.type.value_type
+        values = flat.reshape(-1).astype(np.float16 if value_type == pa.float16() else np.float32)
+        return pa.FixedSizeListArray.from_arrays(pa.array(values, value_type), dim, mask=pa.array(mask))
 
     def add(self, rows: Sequence[Row]) -> int:
         unique: dict[str, Row] = {}
@@ -442,7 +466,7 @@ class LanceStore:
 
         schema = table.schema
         columns: dict[str, Any] = {c: [getattr(r, c) for r in items] for c in _ROW_COLUMNS}
-        columns["vector"] = self._vector_array([r.vector for r in items], self._vector_dim(table))
+        columns["vector"] = self._vector_array([r.vector for r in items], schema.field("vector"))
         return pa.table({c: columns[c] for c in schema.names}, schema=schema)
 
     def set_vectors(self, vectors: Mapping[str, Vector]) -> None:
@@ -468,7 +492,7 @@ class LanceStore:
         if current.num_rows == 0:
             return
         found = current.column("id").to_pylist()
-        column = self._vector_array([vectors[i] for i in found], dim)
+        column = self._vector_array([vectors[i] for i in found], table.schema.field("vector"))
         data = current.set_column(names.index("vector"), table.schema.field("vector"), column)
         table.merge_insert("id").when_matched_update_all(where="target.vector IS NULL").execute(data)
 
@@ -677,7 +701,8 @@ class LanceStore:
         if found.num_rows == 0:
             return {}
         dim = self._vector_dim(table)
-        matrix = found.column("vector").combine_chunks().flatten().to_numpy().reshape(-1, dim)
+        flat = found.column("vector").combine_chunks().flatten().to_numpy().astype(np.float32)
+        matrix = flat.reshape(-1, dim)
         return {
             row_id: np.array(matrix[i], dtype=np.float32)
             for i, row_id in enumerate(found.column("id").to_pylist())
@@ -826,10 +851,9 @@ class LanceStore:
         schema = table.schema
         extra = None
         if replacements:
-            dim = self._vector_dim(table)
             items = list({r.id: r for r in replacements}.values())
             columns: dict[str, Any] = {c: [getattr(r, c) for r in items] for c in _ROW_COLUMNS}
-            columns["vector"] = self._vector_array([r.vector for r in items], dim)
+            columns["vector"] = self._vector_array([r.vector for r in items], schema.field("vector"))
             extra = pa.table({c: columns[c] for c in schema.names}, schema=schema)
         result = rewrite_table(
             table,
