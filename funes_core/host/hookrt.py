@@ -96,12 +96,16 @@ def rotating_log(path: Path) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
 
-def spawn_detached(argv: Sequence[str], *, env: Mapping[str, str], log: Path) -> int:
+def spawn_detached(
+    argv: Sequence[str], *, env: Mapping[str, str], log: Path, pass_fds: Sequence[int] = ()
+) -> int:
     """Start ``argv`` in a session of its own, stdin from /dev/null, output appended to ``log``; never wait.
 
     The agent must not wait for it, be killed with it, or keep its pipes open. ``posix_spawn``
     keeps this cheap (``subprocess`` alone costs more to import than the rest of a hook);
     where it cannot start a new session, ``subprocess`` does the same. Returns the child's pid.
+    ``pass_fds`` (POSIX) are descriptors the child inherits: the core hands its background
+    embedding worker the lock it already holds.
     """
     fd = rotating_log(log)
     try:
@@ -111,10 +115,15 @@ def spawn_detached(argv: Sequence[str], *, env: Mapping[str, str], log: Path) ->
                 (os.POSIX_SPAWN_DUP2, fd, 1),
                 (os.POSIX_SPAWN_DUP2, fd, 2),
             ]
+            for passed in pass_fds:
+                os.set_inheritable(passed, True)  # posix_spawn keeps what is inheritable, as it is
             try:
                 return os.posix_spawnp(argv[0], list(argv), dict(env), file_actions=actions, setsid=True)
             except NotImplementedError:
                 pass
+            finally:
+                for passed in pass_fds:
+                    os.set_inheritable(passed, False)
         import subprocess
 
         proc = subprocess.Popen(
@@ -123,6 +132,7 @@ def spawn_detached(argv: Sequence[str], *, env: Mapping[str, str], log: Path) ->
             stdout=fd,
             stderr=subprocess.STDOUT,
             close_fds=True,
+            pass_fds=tuple(pass_fds),
             start_new_session=True,
             env=dict(env),
         )
