@@ -138,7 +138,7 @@ def main() -> None:
         if args.embedder == "hash":
             env["FUNES_EMBEDDER"] = "hash"
         seeded = subprocess.run(
-            [str(FUNES), "index", str(ROOT / "examples" / "sessions")],
+            [str(FUNES), "index", str(ROOT / "examples" / "sessions"), "--wait"],
             env=env,
             capture_output=True,
             check=False,

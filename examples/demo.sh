@@ -9,7 +9,7 @@ echo "== validating the example sessions (writes nothing)"
 funes index --check examples/sessions
 echo
 echo "== indexing them into $FUNES_HOME"
-funes index examples/sessions
+funes index examples/sessions --wait
 echo
 echo "== funes status"
 funes status

@@ -49,6 +49,7 @@ __all__ = [
     "private_umask",
     "secure_home",
     "secure_tree",
+    "try_flock",
     "write_lock",
 ]
 
@@ -417,7 +418,8 @@ def _holder_pid(path: Path, *, patience: float = 1.0) -> int | None:
         time.sleep(0.02)
 
 
-def _try_flock(fd: int) -> bool:
+def try_flock(fd: int) -> bool:
+    """Take an exclusive ``flock`` on ``fd`` without waiting; ``False`` if another holder has it."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: msvcrt locks a byte range instead
@@ -452,7 +454,7 @@ def write_lock(home: Home, *, wait: float = 0.0, notify: TextIO | None = None) -
     try:
         deadline = time.monotonic() + wait
         told = False
-        while not _try_flock(fd):
+        while not try_flock(fd):
             if time.monotonic() >= deadline:
                 raise LockBusyError(_holder_pid(home.lock_pid_path))
             if notify is not None and not told:

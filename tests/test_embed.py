@@ -178,7 +178,10 @@ def test_recall_in_a_fresh_process_never_imports_fastembed(tmp_path: Path) -> No
     env = {**os.environ, "FUNES_HOME": str(tmp_path / "home")}
     env.pop("FUNES_EMBEDDER", None)
     subprocess.run(
-        [sys.executable, "-m", "funes_core", "index", str(examples)], env=env, check=True, capture_output=True
+        [sys.executable, "-m", "funes_core", "index", str(examples), "--wait"],
+        env=env,
+        check=True,
+        capture_output=True,
     )
     code = (
         "import sys\n"

@@ -276,20 +276,16 @@ def test_text_is_stored_first_and_the_other_tiers_follow_in_a_later_run(
     assert rest.owed == 0 and not rest.budget_hit
 
 
-def test_budget_run_reports_owed_embeddings_and_a_later_run_pays_them(
-    funes_home: Home, tmp_path: Path
-) -> None:
+def test_budget_run_says_what_is_left_and_wait_leaves_nothing_owed(funes_home: Home, tmp_path: Path) -> None:
     corpus = tmp_path / "c"
-    for i in range(2):
-        write_session(corpus / f"f{i}.funes.jsonl", f"s{i}", 4, mtime=T0 + i)
-    code, out, _ = cli("index", str(corpus), "--budget", "0")
+    files = [write_session(corpus / f"f{i}.funes.jsonl", f"s{i}", 4, mtime=T0 + i) for i in range(2)]
+    code, out, _ = cli("index", str(corpus), "--budget", "0", "--wait")
     assert code == 0
-    owed = int(re.search(r"embeddings owed: (\d+)", out).group(1))  # type: ignore[union-attr]
-    assert owed > 0
-    assert "stopped at the 0 s budget with 2 files not fully stored and" in out
-    assert open_store(home=funes_home).stats().owed == owed
-    code, out, _ = cli("index", str(corpus))
+    assert "stopped at the 0 s budget with 2 files not fully stored left; run `funes index` again" in out
+    assert "embeddings owed: 0" in out, "--wait embedded what the budgeted run stored"
+    code, out, _ = cli("index", str(corpus), "--wait")
     assert code == 0 and out.rstrip().endswith("embeddings owed: 0")
+    assert set(stored(funes_home)) == expected_ids(*files)
     assert open_store(home=funes_home).stats().owed == 0
     assert not open_store(home=funes_home).owed(1)
 
@@ -358,7 +354,7 @@ def test_summary_line_and_parse_warnings(funes_home: Home, tmp_path: Path) -> No
         make_turn("s", 2),  # seq jumps 0 → 2: a warning, not a refusal
     ]
     write_turns_file(corpus / "f.funes.jsonl", turns, mtime=T0)
-    code, out, err = cli("index", str(corpus))
+    code, out, err = cli("index", str(corpus), "--wait")
     assert code == 0
     assert re.fullmatch(
         r"indexed 1 file: 2 turns, 2 chunks \(1 redaction: github_token×1\); 0 rejected; "
@@ -435,7 +431,7 @@ def test_model_mismatch_is_refused_with_the_exact_message(
     funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_session(tmp_path / "c" / "f.funes.jsonl", "s", 1)
-    assert cli("index", str(tmp_path / "c"))[0] == 0  # built with the hash test double
+    assert cli("index", str(tmp_path / "c"), "--wait")[0] == 0  # built with the hash test double
     monkeypatch.delenv("FUNES_EMBEDDER")  # the memory names its model; no installed embedder has it
     code, out, err = cli("index", str(tmp_path / "c"))
     assert code == 1 and out == ""
@@ -545,7 +541,7 @@ def test_kill_9_mid_run_then_rerun_stores_the_same_rows_without_duplicates(
     mid = open_store(home=funes_home)
     assert 0 < mid.count() < len(want), "killed while it was still writing rows"
     assert any(p.name.endswith(".jsonl") for p in spool.iterdir())
-    rerun = _funes(funes_home, "index")
+    rerun = _funes(funes_home, "index", "--wait")
     out, err = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, err
     rows = open_store(home=funes_home).scan()

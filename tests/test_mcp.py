@@ -30,7 +30,7 @@ def indexed_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[di
     env = {"FUNES_HOME": str(tmp_path / "home"), "FUNES_EMBEDDER": "hash"}
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    result = CliRunner().invoke(make_app(), ["index", str(EXAMPLES)])
+    result = CliRunner().invoke(make_app(), ["index", str(EXAMPLES), "--wait"])
     assert result.exit_code == 0, result.output
     yield {**os.environ, **env}
 
@@ -117,7 +117,9 @@ def test_server_sees_rows_indexed_while_it_runs(indexed_home: dict[str, str], tm
         params = StdioServerParameters(command=FUNES, args=["mcp"], env=indexed_home)
         async with Client(params) as client:
             before = text_of(await client.call_tool("recall", {"query": phrase, "k": 1}))
-            proc = await anyio.run_process([FUNES, "index", str(new)], env=indexed_home, check=False)
+            proc = await anyio.run_process(
+                [FUNES, "index", str(new), "--wait"], env=indexed_home, check=False
+            )
             assert proc.returncode == 0, proc.stderr
             after = text_of(await client.call_tool("recall", {"query": phrase, "k": 1}))
             return before, after
@@ -168,7 +170,7 @@ def test_tool_memory_argument_overrides_server_memory(indexed_home: dict[str, st
         )
         + "\n"
     )
-    subprocess.run([FUNES, "index", str(one)], env=env, check=True, capture_output=True)
+    subprocess.run([FUNES, "index", str(one), "--wait"], env=env, check=True, capture_output=True)
 
     # An agent may name only configured memories: the other one becomes a folder remote.
     subprocess.run(

@@ -4,9 +4,11 @@ Sources are a named turns file (re-read every run), a directory (walked recursiv
 files skipped by their ``size:mtime`` stamp) or the spools ``$FUNES_HOME/spool/<id>/`` (drained:
 a file is deleted once all of it is stored). The run is **tier-major**: the text/thinking rows
 of every pending file are written first (searchable by BM25 at once), then tool calls, then tool
-results, and only then are embeddings computed, oldest owed first, for as long as the budget
-allows. Embeddings never block storage: a row without a vector is found by BM25 and gets its
-vector in this run or a later one.
+results, and only then are embeddings computed, oldest owed first. Embeddings never block storage:
+a row without a vector is found by BM25 and gets its vector later. ``funes index`` hands them to
+the background worker (:mod:`funes_core.ingest.worker`) and returns; the library default
+(``IndexOptions.embed="here"``) computes them in this run, under the lock, for as long as the
+budget allows, which is what benchmarks and tests that want a finished memory use.
 
 Crash safety comes from ordering, not from transactions spanning two systems:
 
@@ -56,6 +58,7 @@ from funes_core.turns.format import (
 )
 
 if TYPE_CHECKING:
+    from funes_core.ingest.worker import WorkerStart
     from funes_core.models.embed import Embedder
 
 __all__ = [
@@ -109,6 +112,7 @@ GROUP_CHARS = 4_000_000
 _ROW_ERRORS: tuple[type[Exception], ...] = (ValueError, TypeError, OverflowError, UnicodeError)
 
 SourceKind = Literal["file", "dir", "spool"]
+EmbedMode = Literal["here", "background", "none"]
 TIERS: tuple[Tier, ...] = (Tier.TEXT, Tier.TOOL_USE, Tier.TOOL_RESULT)
 LAST_TIER = int(Tier.TOOL_RESULT)
 
@@ -122,7 +126,12 @@ class IndexRunError(RuntimeError):
 
 @dataclass(slots=True)
 class IndexOptions:
-    """What ``funes index`` was asked to do."""
+    """What ``funes index`` was asked to do.
+
+    ``embed`` says who computes owed embeddings: ``here`` (this run, under the lock, within the
+    budget), ``background`` (the background worker, started if none runs; this run returns once
+    the text is stored) or ``none`` (nobody, yet: ``funes index --wait`` embeds after the run).
+    """
 
     path: Path | None = None
     harness: str | None = None
@@ -132,6 +141,7 @@ class IndexOptions:
     rebuild: bool = False
     #: ``--model NAME``: the embedding model (with ``rebuild``, the memory is re-embedded with it).
     model: str | None = None
+    embed: EmbedMode = "here"
 
 
 @dataclass(slots=True)
@@ -152,6 +162,10 @@ class IndexReport:
     spool_deleted: int = 0
     #: where a rebuild kept the old memory (``None``: no rebuild, or the old memory was deleted)
     rebuilt_from: Path | None = None
+    #: the background worker embedding what is owed (``embed="background"`` only)
+    worker: WorkerStart | None = None
+    #: its rate so far (``None``: not measured on this machine yet)
+    worker_rate: float | None = None
 
     def merge(self, later: IndexReport) -> None:
         """Add a later pass of the same run (the pass a dirty spool asked for) to this report."""
@@ -175,18 +189,34 @@ class IndexReport:
             noun = "redaction" if total == 1 else "redactions"
             line += f" ({total} {noun}: {format_counts(self.redactions)})"
         line += f"; {len(self.rejected)} rejected; embeddings owed: {self.owed}"
+        if self.owed and self.worker is not None:
+            line += f" ({background_note(self.owed, self.worker, self.worker_rate)})"
         if self.budget_hit and (self.files_left or self.owed):
             left = []
             if self.files_left:
                 left.append(
                     f"{self.files_left} file" + ("" if self.files_left == 1 else "s") + " not fully stored"
                 )
-            if self.owed:
+            if self.owed and self.worker is None:
                 left.append(f"{self.owed} embeddings")
-            what = " and ".join(left)
-            line += f" — stopped at the {self.budget:g} s budget with {what} left"
-            line += "; run `funes index` again to continue"
+            if left:
+                what = " and ".join(left)
+                line += f" — stopped at the {self.budget:g} s budget with {what} left"
+                line += "; run `funes index` again to continue"
         return line
+
+
+def background_note(owed: int, worker: WorkerStart, rate: float | None) -> str:
+    """What a run that handed ``owed`` embeddings to the background worker says about them."""
+    from funes_core.ingest.worker import estimate_seconds
+
+    who = "a background worker" if worker.started else "the running background worker"
+    pid = f", pid {worker.pid}," if worker.pid else ""
+    minutes = max(1, round(estimate_seconds(owed, rate) / 60))
+    return (
+        f"{who}{pid} is embedding them: about {minutes} min; `funes status` shows progress, "
+        "`funes index --wait` waits for it"
+    )
 
 
 class IndexProgress(Protocol):
@@ -829,15 +859,17 @@ class Indexer:
         if changed:
             self.state.save(self.home.state_path)
 
-    def run(self, discovery: Discovery, *, budget: float | None = None) -> IndexReport:
-        """Write, drain, embed, optimize; returns the report (also kept on ``self.report``)."""
+    def run(self, discovery: Discovery, *, budget: float | None = None, embed: bool = True) -> IndexReport:
+        """Write, drain, embed (unless ``embed`` is false), optimize; returns the report (also kept
+        on ``self.report``)."""
         self.report.budget = budget
         self._deadline = None if budget is None else self.clock() + budget
         try:
             self.drain_finished(discovery.finished_spool)
             self.write(discovery.files)
             self.drain_finished(discovery.files)
-            self.embed()
+            if embed:
+                self.embed()
         finally:
             self.progress.close()
         self.report.files_left = sum(
@@ -948,6 +980,9 @@ def run_index(
     releases the store lock it looks once more and, if a marker is there, takes the lock again
     (without waiting: if another indexer holds it, that one will look after its own release).
     So a hook whose own indexer exits 75 never leaves its turn waiting for an unrelated next turn.
+
+    With ``options.embed == "background"`` the background worker is started (unless one runs)
+    once the lock is released, when anything is owed; the report names it.
     """
     if options.harness is not None and options.path is not None:
         raise IndexRunError("--harness selects a spool; it cannot be combined with PATH")
@@ -960,16 +995,21 @@ def run_index(
         embedder = index_embedder(home, options)
     with write_lock(home, wait=lock_wait, notify=lock_notify):
         report = _locked_run(options, home, embedder, progress=progress, say=say, clock=clock)
-    if options.path is not None:
-        return report
-    follow_up = dataclasses.replace(options, harness=None, limit=None, rebuild=False)
-    while home.dirty_ids() and not report.budget_hit:
-        try:
-            with write_lock(home, wait=0.0):
-                more = _locked_run(follow_up, home, embedder, progress=None, say=say, clock=clock)
-        except LockBusyError:
-            break  # its holder looks at the markers after it lets go
-        report.merge(more)
+    if options.path is None:
+        follow_up = dataclasses.replace(options, harness=None, limit=None, rebuild=False)
+        while home.dirty_ids() and not report.budget_hit:
+            try:
+                with write_lock(home, wait=0.0):
+                    more = _locked_run(follow_up, home, embedder, progress=None, say=say, clock=clock)
+            except LockBusyError:
+                break  # its holder looks at the markers after it lets go
+            report.merge(more)
+    if options.embed == "background" and report.owed:
+        from funes_core.ingest.worker import Progress, ensure_worker, progress_path
+
+        report.worker = ensure_worker(home, owed=report.owed)
+        known = Progress.load(progress_path(home))
+        report.worker_rate = known.rate if known else None
     return report
 
 
@@ -985,6 +1025,10 @@ def _locked_run(
     """One holding of the store lock: the asked-for run, then passes for spools marked meanwhile."""
     from funes_core.store import open_store
 
+    if options.rebuild:
+        from funes_core.ingest.worker import stop_worker
+
+        stop_worker(home)  # it would go on embedding into the memory being moved aside
     rebuilt_from = rebuild_memory(home) if options.rebuild else None
     if rebuilt_from is not None:
         say(f"note: moved the old memory aside to {rebuilt_from} while the new one is built")
@@ -1035,7 +1079,7 @@ def _locked_run(
         )
         if spools:
             indexer.interrupt = lambda: bool(home.dirty_ids())
-        done = indexer.run(discovery, budget=options.budget)
+        done = indexer.run(discovery, budget=options.budget, embed=options.embed == "here")
         if report is None:
             report = done
         else:

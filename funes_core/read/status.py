@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from funes_core.home import Home, State
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STATUS_HELP",
     "VERB",
+    "EmbeddingStatus",
     "StatusArgs",
     "StatusReport",
     "age_words",
@@ -30,8 +31,9 @@ __all__ = [
 ]
 
 STATUS_HELP = """\
-Report on a memory: model, chunks, sessions, agents, embeddings still owed, spool files waiting
-to be indexed, files refused by the indexer, when it was last written and its size on disk.
+Report on a memory: model, chunks, sessions, agents, embeddings still owed (and the background
+worker embedding them: its rate and estimated finish, or why it stopped), spool files waiting to
+be indexed, files refused by the indexer, when it was last written and its size on disk.
 """
 
 
@@ -80,6 +82,8 @@ class StatusReport:
     refused: list[tuple[str, str]] = field(default_factory=list)
     last_indexed: datetime | None = None
     disk_bytes: int = 0
+    #: the background embedding worker, for the default memory (``None``: it never ran)
+    embedding: EmbeddingStatus | None = None
 
     @property
     def model_matches(self) -> bool:
@@ -97,6 +101,7 @@ class StatusReport:
             "sessions": self.sessions,
             "harnesses": self.harnesses,
             "embeddings_owed": self.owed,
+            "embedding": self.embedding.to_json(self.owed, now) if self.embedding else None,
             "pending_spool": self.pending_spool,
             "refused": [{"path": p, "error": e} for p, e in self.refused],
             "last_indexed": self.last_indexed.isoformat().replace("+00:00", "Z")
@@ -126,15 +131,20 @@ class StatusReport:
         lines.append(f"sessions: {self.sessions}")
         if self.harnesses:
             lines.append("harnesses: " + ", ".join(f"{one_line(h)} {n}" for h, n in self.harnesses.items()))
-        lines.append(
-            f"embeddings owed: {self.owed}" + (" — run `funes index` to embed them" if self.owed else "")
-        )
+        lines.append(f"embeddings owed: {self.owed}" + one_line(self._owed_note(now)))
         lines.extend(self._spool_lines())
         if self.last_indexed is not None:
             when = self.last_indexed.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
             lines.append(f"last indexed: {when} ({age_words(self.last_indexed, now)})")
         lines.append(f"disk: {human_bytes(self.disk_bytes)}")
         return "\n".join(lines) + "\n"
+
+    def _owed_note(self, now: datetime) -> str:
+        if not self.owed:
+            return ""
+        if self.embedding is None:
+            return " — run `funes index` to embed them"
+        return " — " + self.embedding.describe(self.owed, now)
 
     def _spool_lines(self) -> list[str]:
         if not self.is_default:
@@ -151,6 +161,102 @@ class StatusReport:
             )
             lines.extend(f"  {one_line(error)}" for _path, error in self.refused)
         return lines
+
+
+@dataclass(slots=True)
+class EmbeddingStatus:
+    """The background worker as ``status`` sees it: alive (its lock is held) or not, and what it
+    last recorded. Collected without writing anything."""
+
+    alive: bool
+    state: str
+    pid: int | None
+    rate: float | None
+    error: str | None
+    #: free bytes on the disk holding ``$FUNES_HOME`` (to explain a worker that died of a full disk)
+    free_bytes: int | None = None
+
+    def eta_seconds(self, owed: int) -> float | None:
+        from funes_core.ingest.worker import estimate_seconds
+
+        if not self.alive or not owed:
+            return None
+        return estimate_seconds(owed, self.rate)
+
+    def describe(self, owed: int, now: datetime) -> str:
+        """The rest of the ``embeddings owed`` line: who is on it, how fast, until when; or why not."""
+        from funes_core.ingest.worker import MIN_FREE_BYTES
+
+        pid = f" (pid {self.pid})" if self.pid else ""
+        if self.alive:
+            if self.rate is None:
+                return f"the background worker{pid} is starting"
+            eta = self.eta_seconds(owed) or 0.0
+            finish = (now + timedelta(seconds=eta)).astimezone(UTC).strftime("%H:%M UTC")
+            return (
+                f"the background worker{pid} is embedding {self.rate:.1f}/s, "
+                f"done in about {_duration(eta)} (around {finish})"
+            )
+        if self.state == "stopped" and self.error:
+            return f"background embedding stopped: {self.error}"
+        if self.free_bytes is not None and self.free_bytes < MIN_FREE_BYTES:
+            return (
+                f"background embedding stopped: the disk is full ({human_bytes(self.free_bytes)} free); "
+                "free some space, then run `funes index` to resume"
+            )
+        if self.state in ("starting", "running"):
+            return f"the background worker{pid} stopped unexpectedly; run `funes index` to resume"
+        return "run `funes index` to embed them"
+
+    def to_json(self, owed: int, now: datetime) -> dict[str, Any]:
+        eta = self.eta_seconds(owed)
+        return {
+            "worker_running": self.alive,
+            "state": self.state,
+            "pid": self.pid,
+            "rate_per_second": round(self.rate, 2) if self.rate else None,
+            "eta_seconds": round(eta) if eta is not None else None,
+            "eta": (now + timedelta(seconds=eta)).strftime("%Y-%m-%dT%H:%M:%SZ") if eta is not None else None,
+            "error": self.error,
+            "summary": self.describe(owed, now) if owed else None,
+        }
+
+
+def _duration(seconds: float) -> str:
+    """``under a minute``, ``12 min``, ``3 h 05 min``."""
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute"
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def collect_embedding(home: Home) -> EmbeddingStatus | None:
+    """What the background worker last said, and whether it still runs; ``None`` if it never ran."""
+    import shutil
+
+    from funes_core.ingest.worker import Progress, progress_path, worker_alive
+
+    recorded = Progress.load(progress_path(home))
+    alive = worker_alive(home)
+    if recorded is None and not alive:
+        return None
+    recorded = recorded or Progress(state="running")
+    free: int | None = None
+    if not alive:
+        try:
+            free = shutil.disk_usage(home.root).free
+        except OSError:
+            free = None
+    return EmbeddingStatus(
+        alive=alive,
+        state=recorded.state,
+        pid=recorded.pid,
+        rate=recorded.rate,
+        error=recorded.error,
+        free_bytes=free,
+    )
 
 
 def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home | None = None) -> StatusReport:
@@ -186,6 +292,8 @@ def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home |
     report.owed = stats.owed
     report.disk_bytes = stats.disk_bytes
     report.last_indexed = store.last_write()
+    if location.is_default:
+        report.embedding = collect_embedding(home)
     return report
 
 

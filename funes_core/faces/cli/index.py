@@ -20,6 +20,7 @@ from funes_core.turns.format import TurnsFormatError
 if TYPE_CHECKING:
     from funes_core.host.manager import FunesPluginManager
     from funes_core.ingest.engine import IndexReport
+    from funes_core.ingest.worker import Progress
 
 __all__ = ["register"]
 
@@ -35,21 +36,28 @@ searched recursively (unchanged files are skipped). Without PATH, the folders an
 registered with `funes integrations install ID --path DIR` (notes, say) are converted where they
 changed, then the spools under $FUNES_HOME/spool/<id>/ are drained, newest first: a spool file is
 deleted once all of it is stored. Text is stored first and is searchable at once; tool calls
-and results follow, and embeddings are computed last (rows still owed an embedding are found by
-keyword search and get it in this run or a later one).
+and results follow.
+
+Embeddings are computed by a background worker, which `funes index` starts when any are owed
+and then returns: one worker at a time, at low CPU and I/O priority, resumed by the next run if it
+was stopped. Rows still owed an embedding are found by keyword search meanwhile. `funes status`
+shows how many are owed, the rate and when it should finish. --wait then waits until every
+embedding is done, with a progress bar (when no worker is running it embeds here, at full speed;
+Ctrl-C stops waiting and keeps everything committed).
 
 --budget stops cleanly after the batch that crosses the time limit and says what is left.
 --rebuild indexes PATH, or the spools, into a fresh memory. The old memory waits at
 $FUNES_HOME/memory.old-<time> meanwhile and is deleted once the new one holds every turn it held;
 otherwise (transcripts gone, a run cut short) it is kept and a note says how many turns only it
 holds. --rebuild --model NAME changes the memory's embedding model: every chunk of the old memory
-is copied (searchable by keyword at once) and re-embedded with NAME, within --budget and then by
-later runs. The model is stamped in the memory; a later --model (or FUNES_MODEL) that names
+is copied (searchable by keyword at once) and re-embedded with NAME by the background worker (or
+here, with --wait). The model is stamped in the memory; a later --model (or FUNES_MODEL) that names
 another one is refused. `funes models` lists the models; a catalogue model needs its weights on
 this machine (`funes models pull`).
 
-Exit status: 0 done; 1 a file was rejected or the run could not start; 75 another funes index
-holds the store lock (retry later); 130 interrupted (what was committed is kept).
+Exit status: 0 done; 1 a file was rejected, the run could not start, or (--wait) embedding
+stopped on an error; 75 another funes index holds the store lock (retry later); 130 interrupted
+(what was committed is kept).
 To rebuild from an agent's whole history, re-run `funes integrations install <agent>`.
 
 With --check nothing is written: each file is validated whole and chunked, and a report says
@@ -58,6 +66,8 @@ what indexing would store.
 
 #: How long an interactive ``funes index`` waits for another writer before giving up.
 INTERACTIVE_LOCK_WAIT = 15.0
+#: ... and ``--wait``, asked to wait anyway (the background worker may be committing a batch).
+WAIT_LOCK_WAIT = 600.0
 
 
 def _check(path: Path) -> int:
@@ -138,6 +148,12 @@ class RichProgress:
         self._start()
         self._embed_task = self._progress.add_task("embedding", total=total, info="")
 
+    def waiting(self, *, completed: int, total: int, info: str) -> None:
+        """``index --wait``: show the worker's own count, whoever does the embedding."""
+        if self._embed_task is None:
+            self.embedding(total)
+        self._progress.update(self._embed_task, completed=completed, total=total, info=info)
+
     def embedded(self, n: int) -> None:
         if self._embed_task is None:
             return
@@ -166,6 +182,7 @@ def _run(
     budget: float | None,
     no_thinking: bool,
     rebuild: bool,
+    wait: bool = False,
     model: str | None = None,
 ) -> IndexReport:
     from funes_core.home import stderr_is_interactive
@@ -188,13 +205,14 @@ def _run(
         include_thinking=not no_thinking,
         rebuild=rebuild,
         model=model,
+        embed="none" if wait else "background",
     )
     try:
         return run_index(
             options,
             progress=progress,
             warn=warn,
-            lock_wait=INTERACTIVE_LOCK_WAIT if interactive else 0.0,
+            lock_wait=WAIT_LOCK_WAIT if wait else INTERACTIVE_LOCK_WAIT if interactive else 0.0,
             lock_notify=sys.stderr if interactive else None,
         )
     finally:
@@ -213,6 +231,43 @@ def _refresh_registered(pm: FunesPluginManager, harness: str | None, rebuild: bo
 
     ui = UI(out=err, err=err, is_terminal=lambda: False, confirm=lambda question: False)
     refresh_registered(Orchestrator(pm=pm, ui=ui), harness=harness, full=rebuild)
+
+
+def _wait(owed: int) -> Progress:
+    """``--wait``: block until nothing is owed, drawing the worker's progress at a terminal."""
+    from funes_core.home import Home
+    from funes_core.ingest.worker import estimate_seconds, wait_for_embeddings
+
+    bar = RichProgress() if sys.stderr.isatty() else None
+    total = owed
+
+    def show(progress: Progress) -> None:
+        nonlocal total
+        if bar is None:
+            return
+        total = max(total, progress.done + progress.owed)
+        rate = f"{progress.rate:.1f}/s, about {_minutes(estimate_seconds(progress.owed, progress.rate))} left"
+        bar.waiting(completed=total - progress.owed, total=total, info=rate if progress.owed else "")
+
+    try:
+        return wait_for_embeddings(Home.resolve(), on_progress=show)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _minutes(seconds: float) -> str:
+    return f"{max(1, round(seconds / 60))} min"
+
+
+def _worker(lock_fd: int | None, commit_rows: int | None) -> int:
+    """``funes index --worker``: the detached background worker's body (started by ``funes index``)."""
+    from funes_core.home import Home
+    from funes_core.ingest.worker import COMMIT_ROWS, Outcome, WorkerOptions, run_worker
+
+    options = WorkerOptions(commit_rows=commit_rows or COMMIT_ROWS)
+    outcome = run_worker(Home.resolve(), lock_fd=lock_fd, options=options)
+    return 0 if outcome is Outcome.BUSY else int(outcome)
 
 
 def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
@@ -245,7 +300,16 @@ def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
                 help="Embedding model (see `funes models`); with --rebuild, re-embed the memory with it.",
             ),
         ] = None,
+        wait: Annotated[
+            bool,
+            typer.Option("--wait", help="Then wait until every embedding is done (with a progress bar)."),
+        ] = False,
+        worker: Annotated[bool, typer.Option("--worker", hidden=True)] = False,
+        lock_fd: Annotated[int | None, typer.Option("--lock-fd", hidden=True)] = None,
+        commit_rows: Annotated[int | None, typer.Option("--commit-rows", min=1, hidden=True)] = None,
     ) -> None:
+        if worker:
+            raise typer.Exit(_worker(lock_fd, commit_rows))
         if check:
             if path is None:
                 raise typer.BadParameter("--check needs a PATH to validate", param_hint="PATH")
@@ -272,6 +336,7 @@ def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
                     no_thinking=no_thinking,
                     rebuild=rebuild,
                     model=model,
+                    wait=wait,
                 )
                 telemetry.add(
                     files=report.files,
@@ -292,5 +357,21 @@ def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
                 err=True,
             )
             raise typer.Exit(130) from None
+        stopped: str | None = None
+        if wait and report.owed:
+            try:
+                waited = _wait(report.owed)
+            except KeyboardInterrupt:
+                typer.echo(report.summary(), err=True)
+                typer.echo(
+                    "funes: stopped waiting — every embedding committed so far is kept; a background "
+                    "worker, if one was running, carries on (`funes status`); `funes index` resumes the rest",
+                    err=True,
+                )
+                raise typer.Exit(130) from None
+            report.owed = waited.owed
+            stopped = waited.error if waited.state == "stopped" else None
         typer.echo(report.summary())
-        raise typer.Exit(1 if report.rejected else 0)
+        if stopped:
+            typer.echo(f"funes: embedding stopped: {stopped}", err=True)
+        raise typer.Exit(1 if report.rejected or stopped else 0)

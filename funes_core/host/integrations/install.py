@@ -4,13 +4,16 @@ The id resolves to a plugin already installed, else the catalog's distribution, 
 PATH|WHEEL`` / ``--dist NAME``; anything the catalog does not vouch for needs a person's yes. The
 distribution is installed with the standard installer into the running environment, then a fresh
 ``funes`` runs the tool registrar, the hook installer and the converter (seeding the spool, newest
-first) and builds the first index with ``funes index --harness ID``. Running it twice changes
-nothing the second time.
+first) and builds the first index with ``funes index --harness ID``, which stores the text
+(searchable by keyword at once) and leaves the embeddings to the background worker, so install
+returns in seconds and says when full hybrid recall will be ready. Running it twice changes
+nothing the second time; Ctrl-C keeps what is stored and says how to finish.
 """
 
 from __future__ import annotations
 
 import email.parser
+import math
 import shutil
 import sys
 import tomllib
@@ -215,7 +218,14 @@ def install(
         return orch.runner(argv, env=None, stream=True).returncode
     if integ is None:
         integ = orch.require(ident)
-    return _wire(orch, integ, memory, seed=seed, index=index, origin=origin, paths=checked)
+    try:
+        return _wire(orch, integ, memory, seed=seed, index=index, origin=origin, paths=checked)
+    except KeyboardInterrupt:
+        orch.ui.err(
+            f"funes: interrupted — what is stored so far is kept and searchable by keyword; run "
+            f"`funes integrations install {ident}` again to finish (it skips what is already done)"
+        )
+        return 130
 
 
 def _wire(
@@ -388,7 +398,34 @@ def _first_index(orch: Orchestrator, integ: Integration, ctx: InstallContext) ->
             + f"; run `funes index --harness {ident}` to retry"
         )
         return 1
+    note = _what_happens_next(ctx)
+    if note:
+        orch.ui.out(f"{ident}: {note}")
     return 0
+
+
+def _what_happens_next(ctx: InstallContext) -> str | None:
+    """After the first index: searchable by keyword now, and when the embeddings will be done."""
+    from funes_core.home import Home
+    from funes_core.ingest.worker import Progress, estimate_seconds, progress_path, worker_alive
+
+    home = Home(ctx.funes_home)
+    progress = Progress.load(progress_path(home))
+    if progress is None:
+        return None
+    if worker_alive(home) and progress.state in ("starting", "running") and progress.owed:
+        minutes = max(1, math.ceil(estimate_seconds(progress.owed, progress.rate) / 60))
+        unit = "minute" if minutes == 1 else "minutes"
+        return (
+            f"searchable now by keyword, full hybrid recall in about {minutes} {unit} "
+            f"({progress.owed} passages are being embedded in the background; `funes status` shows "
+            "progress, `funes index --wait` waits for it)"
+        )
+    if progress.state == "stopped" and progress.error:
+        return f"searchable now by keyword; embedding stopped: {progress.error}"
+    if progress.state == "done":
+        return "searchable now, by keyword and by meaning (every passage is embedded)"
+    return None
 
 
 class _Progress:

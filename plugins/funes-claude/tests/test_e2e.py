@@ -72,7 +72,7 @@ def test_claude_code_end_to_end(tmp_path: Path) -> None:
 
     # 1. A small memory.
     step("index examples")
-    ok(run([str(FUNES), "index", str(REPO / "examples" / "sessions")], env, project))
+    ok(run([str(FUNES), "index", str(REPO / "examples" / "sessions"), "--wait"], env, project))
 
     # 2. Install: register, hook, seed the existing session, first index.
     step("install")

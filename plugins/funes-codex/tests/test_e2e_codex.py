@@ -109,7 +109,7 @@ def test_codex_session_recalls_and_is_remembered(tmp_path: Path) -> None:
         )
         before = config.read_bytes()
 
-        _ok(_run([str(FUNES), "index", str(EXAMPLES)], env, project), "funes index examples")
+        _ok(_run([str(FUNES), "index", str(EXAMPLES), "--wait"], env, project), "funes index examples")
         installed = _ok(_run([str(FUNES), "integrations", "install", "codex"], env, project), "install")
         assert "codex: added the funes MCP server" in installed
         assert hooks.is_file() and "funes_codex.hook" in hooks.read_text(encoding="utf-8")

@@ -86,7 +86,7 @@ def test_a_real_hermes_session_recalls_and_is_remembered(tmp_path: Path) -> None
         config = hermes_home / "config.yaml"
         config.write_bytes(original)
 
-        run([str(FUNES), "index", str(REPO / "examples" / "sessions")], env)
+        run([str(FUNES), "index", str(REPO / "examples" / "sessions"), "--wait"], env)
         run([str(FUNES), "integrations", "install", "hermes"], env)
         wired = config.read_text(encoding="utf-8")
         assert "funes_hermes.hook --funes-home" in wired and "funes: {command:" in wired

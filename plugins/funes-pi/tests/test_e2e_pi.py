@@ -129,7 +129,7 @@ def world(tmp_path: Path) -> dict[str, Any]:
 
 def test_pi_recalls_through_funes_and_its_turns_are_indexed(world: dict[str, Any]) -> None:
     env, project, agent = world["env"], world["project"], world["agent"]
-    done = _run([str(FUNES), "index", str(REPO / "examples" / "sessions")], env, project)
+    done = _run([str(FUNES), "index", str(REPO / "examples" / "sessions"), "--wait"], env, project)
     assert done.returncode == 0, done.stderr
 
     (agent / "settings.json").write_text(ORIGINAL_SETTINGS, encoding="utf-8")
