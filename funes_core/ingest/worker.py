@@ -262,7 +262,7 @@ def ensure_worker(
     instruction: between this check and the child's start nobody can start a second worker.
     ``argv`` replaces ``funes index --worker`` (tests).
     """
-    from funes_core.host.api import spawn_detached
+    from funes_core.host.hookrt import spawn_detached
 
     home.ensure()
     fd = os.open(lock_path(home), os.O_RDWR | os.O_CREAT, FILE_MODE)
