@@ -30,6 +30,7 @@ from funes_core.home import Home, write_lock
 from funes_core.host.integrations.common import UI, Orchestrator, RunResult, run_subprocess
 from funes_core.host.integrations.install import install
 from funes_core.host.manager import load_plugins
+from funes_core.ingest import worker as worker_module
 from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.ingest.worker import (
     DEFAULT_RATE,
@@ -79,10 +80,12 @@ def _turns(sid: str, n: int) -> list[Turn]:
     ]
 
 
-def text_only_memory(home: Home, tmp_path: Path, sessions: int = 3, turns: int = 40) -> int:
-    """A memory whose rows are all stored and all still owed an embedding; returns the row count."""
+def text_only_memory(
+    home: Home, tmp_path: Path, sessions: int = 3, turns: int = 40, *, name: str = "s"
+) -> int:
+    """A memory whose rows are all stored and all still owed an embedding; returns the rows added."""
     for s in range(sessions):
-        write_turns_file(tmp_path / "c" / f"s{s}.funes.jsonl", _turns(f"s{s}", turns))
+        write_turns_file(tmp_path / "c" / f"{name}{s}.funes.jsonl", _turns(f"{name}{s}", turns))
     report = run_index(
         IndexOptions(path=tmp_path / "c", embed="none"),
         home=home,
@@ -151,6 +154,20 @@ def test_worker_embeds_everything_in_committed_batches_and_records_progress(
     # every commit re-indexed: nothing is left for BM25 to scan unindexed
     assert store._tbl().index_stats("text_idx").num_unindexed_rows == 0
     assert not worker_alive(funes_home), "the lock is released on return"
+
+
+def test_turns_that_arrive_while_the_worker_holds_the_lock_get_an_indexer(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text_only_memory(funes_home, tmp_path, sessions=1, turns=10)
+    started: list[Home] = []
+    monkeypatch.setattr(worker_module, "start_indexer", lambda home: started.append(home) or 4242)
+    assert run_worker(funes_home, embedder=HashEmbedder(), options=HERE, log=lambda _: None) is Outcome.DONE
+    assert started == [], "nothing was waiting: no indexer"
+    funes_home.mark_dirty("claude")  # a hook's turn, whose own indexer found the lock taken (exit 75)
+    text_only_memory(funes_home, tmp_path / "more", sessions=1, turns=10, name="later")
+    assert run_worker(funes_home, embedder=HashEmbedder(), options=HERE, log=lambda _: None) is Outcome.DONE
+    assert started == [funes_home], "after its commit, the worker starts the indexer the hook could not"
 
 
 def test_a_second_worker_in_process_does_nothing_while_one_holds_the_lock(

@@ -73,6 +73,7 @@ __all__ = [
     "is_disk_full",
     "progress_path",
     "run_worker",
+    "start_indexer",
     "stop_worker",
     "wait_for_embeddings",
     "worker_alive",
@@ -99,6 +100,8 @@ DEFAULT_RATE = 10.0
 LINGER_MIN_ROWS = COMMIT_ROWS
 #: How often a finished worker looks for newly owed rows while it waits to clean up.
 LINGER_POLL_SECONDS = 15.0
+#: At most one ``funes index`` started for producers' dirty spools per this many seconds.
+INDEXER_SPACING_SECONDS = 60.0
 
 State = Literal["starting", "running", "done", "stopped"]
 
@@ -253,50 +256,67 @@ def _funes_command(env: Mapping[str, str]) -> list[str]:
     return list(InstallContext.from_environment(environ=env).funes_command)
 
 
-def ensure_worker(
-    home: Home, *, owed: int, env: Mapping[str, str] | None = None, argv: Sequence[str] | None = None
-) -> WorkerStart:
+def _spawn_funes(
+    home: Home,
+    args: Sequence[str],
+    *,
+    log: Path,
+    pass_fds: Sequence[int] = (),
+    argv: Sequence[str] | None = None,
+) -> int:
+    """Start ``funes ARGS…`` detached, as this installation runs it (``FUNES_BIN`` first); its pid.
+
+    A ``FUNES_BIN`` that cannot be run here does not stop it: this very interpreter can run this
+    very funes (``python -m funes_core``). ``argv`` replaces ``funes ARGS…`` entirely (tests).
+    """
+    from funes_core.host.hookrt import spawn_detached
+
+    environ = dict(os.environ)
+    environ["FUNES_HOME"] = str(home.root)
+    ensure_private_dir(log.parent)
+    if argv is not None:
+        return spawn_detached(list(argv), env=environ, log=log, pass_fds=pass_fds)
+    try:
+        return spawn_detached([*_funes_command(environ), *args], env=environ, log=log, pass_fds=pass_fds)
+    except OSError:
+        fallback = [sys.executable, "-m", "funes_core", *args]
+        return spawn_detached(fallback, env=environ, log=log, pass_fds=pass_fds)
+
+
+def start_indexer(home: Home) -> int:
+    """``funes index`` detached: what the worker does when producers marked spools dirty while it
+    held the store lock (their own indexers then exited 75; see :mod:`funes_core.host.spooling`)."""
+    return _spawn_funes(home, ["index"], log=home.root / "logs" / "index.log")
+
+
+def ensure_worker(home: Home, *, owed: int, argv: Sequence[str] | None = None) -> WorkerStart:
     """Start the background worker unless one is running; returns at once either way.
 
     The lock is taken here and its descriptor passed to the child, which owns it from its first
     instruction: between this check and the child's start nobody can start a second worker.
     ``argv`` replaces ``funes index --worker`` (tests).
     """
-    from funes_core.host.hookrt import spawn_detached
-
     home.ensure()
     fd = os.open(lock_path(home), os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
         if not try_flock(fd):
             known = Progress.load(progress_path(home))
             return WorkerStart(pid=known.pid if known else None, started=False)
-        environ = dict(os.environ if env is None else env)
-        environ["FUNES_HOME"] = str(home.root)
-        command = list(argv) if argv is not None else [*_funes_command(environ), "index", "--worker"]
         previous = Progress.load(progress_path(home))
         starting = Progress(
             state="starting", started=_utc_now(), owed=owed, rate=previous.rate if previous else None
         )
         starting.save(progress_path(home))
-        ensure_private_dir(log_path(home).parent)
-        passing = os.name == "posix"
-        if not passing:  # pragma: no cover - no descriptor passing: the child takes the lock itself
+        if os.name == "posix":
+            locked = ["--lock-fd", str(fd)]
+            full = [*argv, *locked] if argv is not None else None
+            pid = _spawn_funes(
+                home, ["index", "--worker", *locked], log=log_path(home), pass_fds=(fd,), argv=full
+            )
+        else:  # pragma: no cover - no descriptor passing: the child takes the lock itself
             os.close(fd)
             fd = -1
-
-        def spawn(prefix: list[str]) -> int:
-            if passing:
-                argv_locked = [*prefix, "--lock-fd", str(fd)]
-                return spawn_detached(argv_locked, env=environ, log=log_path(home), pass_fds=(fd,))
-            return spawn_detached(prefix, env=environ, log=log_path(home))  # pragma: no cover
-
-        try:
-            pid = spawn(command)
-        except OSError:
-            if argv is not None:
-                raise
-            # FUNES_BIN names something that cannot be run here: this very funes still can.
-            pid = spawn([sys.executable, "-m", "funes_core", "index", "--worker"])
+            pid = _spawn_funes(home, ["index", "--worker"], log=log_path(home), argv=argv)
         if (Progress.load(progress_path(home)) or starting).pid is None:
             starting.pid = pid  # unless the child already wrote its own record
             starting.save(progress_path(home))
@@ -452,6 +472,9 @@ class _Worker:
         self.clock = clock
         self.sleep = sleep
         self.log = log
+        #: how producers' dirty spools get an indexer (a module attribute, so tests can watch it)
+        self.start_indexer: Callable[[Home], int] = start_indexer
+        self._indexer_started = -INDEXER_SPACING_SECONDS
         self.path = progress_path(home)
         previous = Progress.load(self.path)
         self.progress = Progress(
@@ -572,9 +595,19 @@ class _Worker:
                 with write_lock(self.home, wait=LOCK_ATTEMPT_SECONDS):
                     store.set_vectors(vectors)
                     store.optimize()
-                return
+                break
             except LockBusyError as busy:
                 self.log(f"{busy}; still waiting to commit {len(vectors)} embeddings")
+        self._serve_producers()
+
+    def _serve_producers(self) -> None:
+        """Spools marked dirty while the lock was ours had their indexer refused: start one now
+        (at most one a minute: the one started clears the markers when it runs)."""
+        now = self.clock()
+        if now - self._indexer_started >= INDEXER_SPACING_SECONDS and self.home.dirty_ids():
+            self._indexer_started = now
+            pid = self.start_indexer(self.home)
+            self.log(f"new turns arrived while the store was busy; started funes index (pid {pid})")
 
     def _linger(self, store: Store) -> bool:
         """After a long run, wait out the version grace period and clean up; ``True`` when new rows
@@ -594,6 +627,7 @@ class _Worker:
         deadline = self.last_commit + linger
         while (left := deadline - self.clock()) > 0:
             self.sleep(min(LINGER_POLL_SECONDS, left))
+            self._serve_producers()
             if store.stats().owed:
                 self.progress.state = "running"
                 return True
