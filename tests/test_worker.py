@@ -220,6 +220,31 @@ def test_full_disk_at_a_commit_stops_the_worker_with_one_line_and_loses_nothing(
     assert owed(funes_home) == 0, "the next run resumes where it stopped"
 
 
+def test_a_failed_optimize_is_retried_at_the_next_commit_not_a_reason_to_stop(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = text_only_memory(funes_home, tmp_path, sessions=1, turns=20)
+    real = LanceStore.optimize
+    calls = 0
+
+    def optimize(self: LanceStore) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise RuntimeError("LanceError(IO): commit conflict")
+        real(self)
+
+    monkeypatch.setattr(LanceStore, "optimize", optimize)
+    options = WorkerOptions(commit_rows=10, background=False)
+    logged: list[str] = []
+    assert run_worker(funes_home, embedder=HashEmbedder(), options=options, log=logged.append) is Outcome.DONE
+    assert owed(funes_home) == 0 and open_store(home=funes_home).count() == rows
+    assert any(
+        line.startswith("optimize failed, retried after the next batch: RuntimeError") for line in logged
+    )
+    assert open_store(home=funes_home)._tbl().index_stats("text_idx").num_unindexed_rows == 0
+
+
 def test_too_little_free_space_stops_before_writing(
     funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

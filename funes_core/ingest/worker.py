@@ -594,11 +594,21 @@ class _Worker:
             try:
                 with write_lock(self.home, wait=LOCK_ATTEMPT_SECONDS):
                     store.set_vectors(vectors)
-                    store.optimize()
+                    self._optimize(store)
                 break
             except LockBusyError as busy:
                 self.log(f"{busy}; still waiting to commit {len(vectors)} embeddings")
         self._serve_producers()
+
+    def _optimize(self, store: Store) -> None:
+        """Re-index after a commit. The vectors are committed already: a failure here (other than
+        a full disk) is logged and left to the next commit's optimize, never a reason to stop."""
+        try:
+            store.optimize()
+        except Exception as exc:  # broad on purpose: see the docstring
+            if is_disk_full(exc):
+                raise
+            self.log(f"optimize failed, retried after the next batch: {type(exc).__name__}: {exc}")
 
     def _serve_producers(self) -> None:
         """Spools marked dirty while the lock was ours had their indexer refused: start one now
