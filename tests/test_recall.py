@@ -440,6 +440,23 @@ def test_fuse_relative_keeps_a_clear_match_that_rrf_buries() -> None:
     assert rel_order[0] == "clear"
 
 
+def test_a_row_whose_embedding_is_owed_is_ranked_by_the_legs_that_can_see_it() -> None:
+    """While embeddings are owed (the background worker), the vector leg cannot find a row the
+    keyword leg does: that row is divided by the keyword leg's weight only, in both fusions, so the
+    vector leg's best (rescaled to 1 however weak) does not push an exact keyword match down."""
+    noise, exact, weak = _row("noise"), _row("exact"), _row("weak")
+    vector = [(1.0, [Hit(noise, 0.05), Hit(_row("n2"), 0.01)])]
+    text = [(1.0, [Hit(exact, 9.0, vector_owed=True), Hit(weak, 3.0, vector_owed=True), Hit(noise, 1.0)])]
+    fused = fuse_relative(vector + text, blind_weight=1.0)
+    assert [r.id for r, _ in fused][:2] == ["exact", "noise"]
+    assert {r.id: s for r, s in fused} == pytest.approx({"exact": 1.0, "noise": 0.5, "weak": 0.25, "n2": 0.0})
+    assert fuse(vector + text, blind_weight=1.0)[0][0].id == "exact"
+    # without the flag (or without a vector leg) nothing changes
+    assert fuse_relative(vector + text) != fused
+    plain = [(1.0, [Hit(exact, 9.0), Hit(weak, 3.0), Hit(noise, 1.0)])]
+    assert fuse_relative(text, blind_weight=0.0) == fuse_relative(plain)
+
+
 def test_recall_fuses_relatively_by_default_and_rrf_on_request() -> None:
     emb = HashEmbedder()
     store = store_with(

@@ -79,6 +79,19 @@ def test_lance_reader_sees_a_writers_new_rows(tmp_path: Path) -> None:
     assert reader.stats().owed == 1
 
 
+@pytest.mark.parametrize("kind", ["lance", "reference"])
+def test_text_search_says_which_hits_are_still_owed_their_embedding(tmp_path: Path, kind: str) -> None:
+    store: Store = LanceStore(tmp_path / "m") if kind == "lance" else MemoryStore()
+    store.stamp_model(STAMP)
+    emb = HashEmbedder()
+    store.add(
+        [make_row("a", "wombat one", vector=emb.embed_query("wombat one")), make_row("b", "wombat two")]
+    )
+    assert {h.row.id: h.vector_owed for h in store.text_search("wombat", 5)} == {"a": False, "b": True}
+    store.set_vectors({"b": emb.embed_query("wombat two")})
+    assert {h.row.id: h.vector_owed for h in store.text_search("wombat", 5)} == {"a": False, "b": False}
+
+
 def test_a_float32_memory_built_before_half_precision_keeps_working(tmp_path: Path) -> None:
     old = LanceStore(tmp_path / "m", vector_type="float32")
     old.stamp_model(STAMP)

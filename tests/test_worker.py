@@ -156,6 +156,53 @@ def test_worker_embeds_everything_in_committed_batches_and_records_progress(
     assert not worker_alive(funes_home), "the lock is released on return"
 
 
+def test_recall_answers_between_the_workers_commits_keyword_for_owed_rows_and_hybrid_for_the_rest(
+    funes_home: Home, tmp_path: Path
+) -> None:
+    """A reader opened before the worker started (the MCP server, an agent's ``recall``) keeps
+    answering while the worker commits: owed rows by keyword, embedded ones by both legs.
+
+    An owed row is ranked by the keyword leg alone (the vector leg cannot see it), so the best
+    keyword match comes first whether or not it is embedded yet, under every profile.
+    """
+    from funes_core.read.recall import Leg, RecallParams, recall
+    from funes_core.store.handle import Memory
+
+    needle = "the quokka migration failed on the staging database"
+    turns = [
+        Turn("s", f"s-{i}", i, f"2026-03-05T10:00:{i:02d}Z", "user", "claude", (Block("text", text),))
+        for i, text in enumerate([f"routine note {i} about the build" for i in range(30)] + [needle])
+    ]  # the needle is the newest row: the worker embeds it last
+    write_turns_file(tmp_path / "c" / "s.funes.jsonl", turns)
+    run_index(IndexOptions(path=tmp_path / "c", embed="none"), home=funes_home, embedder=HashEmbedder())
+    memory = Memory.resolve(None, home=funes_home)
+    seen: list[tuple[int, list[str], int]] = []
+
+    def ask(params: RecallParams, query: str = "quokka migration") -> list[str]:
+        found = recall(memory.store(), query, params, embed_query=memory.embed_query)
+        return [h.row.text for h in found.hits]
+
+    def look(progress: Progress) -> None:
+        if progress.state != "running" or (seen and seen[-1][0] == progress.done):
+            return
+        vector_leg = memory.store().vector_search(memory.embed_query("routine note"), 50)
+        firsts = [
+            ask(RecallParams(k=3, profile=profile, fusion=fusion))[0]
+            for profile in ("balanced", "semantic", "lexical")
+            for fusion in ("relative", "rrf")
+        ]
+        seen.append((progress.done, firsts, len(vector_leg)))
+
+    options = WorkerOptions(commit_rows=10, background=False)
+    assert run_worker(funes_home, embedder=HashEmbedder(), options=options, on_progress=look) is Outcome.DONE
+    assert [done for done, *_ in seen] == [0, 10, 20, 30, 31], "a recall before and after each commit"
+    for done, firsts, vectors in seen:
+        assert firsts == [needle] * 6, f"the keyword match comes first with {done} rows embedded"
+        assert vectors == done, "the vector leg sees exactly the embedded rows, and never fails"
+    assert len(memory.store().vector_search(memory.embed_query("quokka"), 50)) == 31, "and every vector"
+    assert ask(RecallParams(k=3, legs=(Leg.VECTOR,)))[0] == needle, "embedded, it is found by meaning too"
+
+
 def test_turns_that_arrive_while_the_worker_holds_the_lock_get_an_indexer(
     funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

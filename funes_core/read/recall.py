@@ -315,16 +315,25 @@ def freshness(ts: str, half_life: float, now: datetime) -> float:
     return math.pow(0.5, age_days / half_life)
 
 
-def fuse(legs: Sequence[tuple[float, Sequence[Hit]]]) -> list[tuple[Row, float]]:
+def _possible_weight(total: float, blind: float) -> float:
+    """The weight of the legs that can see a row the vector leg cannot (its embedding is owed)."""
+    return total - blind if 0.0 < blind < total else total
+
+
+def fuse(
+    legs: Sequence[tuple[float, Sequence[Hit]]], *, blind_weight: float = 0.0
+) -> list[tuple[Row, float]]:
     """Weighted reciprocal-rank fusion, normalised so a row ranked first by every leg scores 1.0.
 
     Rows are keyed by chunk id; within a leg, equal scores share a rank. Ties keep the order in
-    which rows were first seen (vector leg first), so the result is deterministic.
+    which rows were first seen (vector leg first), so the result is deterministic. A row whose
+    embedding is still owed (:attr:`Hit.vector_owed`) is normalised by the weight of the legs
+    that can see it (all but ``blind_weight``, the vector leg's), as :func:`fuse_relative` does.
     """
     total_weight = sum(w for w, _ in legs) or 1.0
-    best = total_weight / RRF_K
     scores: dict[str, float] = {}
     rows: dict[str, Row] = {}
+    owed: set[str] = set()
     for weight, hits in legs:
         rank, previous = 0, None
         for position, hit in enumerate(hits):
@@ -334,21 +343,35 @@ def fuse(legs: Sequence[tuple[float, Sequence[Hit]]]) -> list[tuple[Row, float]]
                 rank, previous = position, hit.score
             rows.setdefault(hit.row.id, hit.row)
             scores[hit.row.id] = scores.get(hit.row.id, 0.0) + weight / (RRF_K + rank)
-    order = sorted(scores, key=lambda rid: -scores[rid])
-    return [(rows[rid], scores[rid] / best) for rid in order]
+            if hit.vector_owed:
+                owed.add(hit.row.id)
+    blind_best = _possible_weight(total_weight, blind_weight) / RRF_K
+    best = {rid: blind_best if rid in owed else total_weight / RRF_K for rid in scores}
+    order = sorted(scores, key=lambda rid: -scores[rid] / best[rid])
+    return [(rows[rid], scores[rid] / best[rid]) for rid in order]
 
 
-def fuse_relative(legs: Sequence[tuple[float, Sequence[Hit]]]) -> list[tuple[Row, float]]:
+def fuse_relative(
+    legs: Sequence[tuple[float, Sequence[Hit]]], *, blind_weight: float = 0.0
+) -> list[tuple[Row, float]]:
     """Weighted relative-score fusion: each leg's scores min-max rescaled to [0, 1], weighed, added.
 
     Within a leg the best candidate counts 1 and the worst 0 (all 1 when the leg scores them
     equally, e.g. a single candidate); a row's score is the weighted sum over the legs that found
     it divided by the sum of weights, so a row ranked first by every leg scores 1.0 and equally
     scored rows tie. Ties keep the order in which rows were first seen (vector leg first).
+
+    A row whose embedding is still owed (:attr:`Hit.vector_owed`: stored a moment ago, or waiting
+    for the background worker) cannot be found by the vector leg, whose weight is
+    ``blind_weight``; its sum is divided by the weight of the legs that can see it instead. Else a
+    keyword match that is not embedded yet would rank below the vector leg's best, however weak
+    that one is. A fully embedded memory has no such row: nothing changes for it.
     """
     total_weight = sum(w for w, _ in legs) or 1.0
+    possible = _possible_weight(total_weight, blind_weight)
     scores: dict[str, float] = {}
     rows: dict[str, Row] = {}
+    owed: set[str] = set()
     for weight, hits in legs:
         if not hits:
             continue
@@ -359,8 +382,11 @@ def fuse_relative(legs: Sequence[tuple[float, Sequence[Hit]]]) -> list[tuple[Row
             norm = (hit.score - lo) / span if span > 0 else 1.0
             rows.setdefault(hit.row.id, hit.row)
             scores[hit.row.id] = scores.get(hit.row.id, 0.0) + weight * norm
-    order = sorted(scores, key=lambda rid: -scores[rid])
-    return [(rows[rid], scores[rid] / total_weight) for rid in order]
+            if hit.vector_owed:
+                owed.add(hit.row.id)
+    fused = {rid: score / (possible if rid in owed else total_weight) for rid, score in scores.items()}
+    order = sorted(fused, key=lambda rid: -fused[rid])
+    return [(rows[rid], fused[rid]) for rid in order]
 
 
 def _window_filters(filters: Filters, window: Window) -> Filters | None:
@@ -398,7 +424,7 @@ def _with_window(
     if Leg.TEXT in params.legs:
         found = store.text_search(query, params.candidates, filters)
         legs.append((profile.text_weight, [h for h in found if window.contains(h.row.ts)]))
-    bonus = fuse_relative(legs)
+    bonus = fuse_relative(legs, blind_weight=profile.vector_weight if vector is not None else 0.0)
     if not bonus:
         return fused
     rows = {row.id: row for row, _ in fused}
@@ -532,7 +558,12 @@ def recall(
         legs.append((profile.vector_weight, store.vector_search(vector, depth, params.filters)))
     if Leg.TEXT in params.legs:
         legs.append((profile.text_weight, store.text_search(query, depth, params.filters)))
-    fused = fuse_relative(legs) if params.fusion == "relative" else fuse(legs)
+    blind = profile.vector_weight if vector is not None else 0.0
+    fused = (
+        fuse_relative(legs, blind_weight=blind)
+        if params.fusion == "relative"
+        else fuse(legs, blind_weight=blind)
+    )
     cost: RerankCost | None = None
     notes: tuple[str, ...] = ()
     if reranker is not None and fused:

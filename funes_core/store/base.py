@@ -163,10 +163,15 @@ class Filters:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
-    """A row found by one search leg; ``score`` is leg-specific (higher is better)."""
+    """A row found by one search leg; ``score`` is leg-specific (higher is better).
+
+    ``vector_owed`` (keyword leg): the row has no embedding yet, so the vector leg cannot find it;
+    recall then ranks it by the legs that can (a store that does not say leaves it ``False``).
+    """
 
     row: Row
     score: float
+    vector_owed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

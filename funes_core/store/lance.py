@@ -666,9 +666,15 @@ class LanceStore:
         where = filters_sql(filters)
         if where:
             search = search.where(where, prefilter=True)
-        result = search.select([*_ROW_COLUMNS, "_score"]).limit(k).to_arrow()
+        # Whether each hit's embedding is still owed, computed in the same query (recall ranks an
+        # owed row by the keyword leg alone: the vector leg cannot see it).
+        columns = {c: c for c in (*_ROW_COLUMNS, "_score")} | {"_owed": "vector IS NULL"}
+        result = search.select(columns).limit(k).to_arrow()
         scores = result.column("_score").to_pylist()
-        return [Hit(row, float(s)) for row, s in zip(self._rows(result), scores, strict=True)]
+        owed = result.column("_owed").to_pylist()
+        return [
+            Hit(row, float(s), bool(o)) for row, s, o in zip(self._rows(result), scores, owed, strict=True)
+        ]
 
     def session_rows(
         self, session_id: str, seq_from: int | None = None, seq_to: int | None = None

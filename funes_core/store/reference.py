@@ -148,7 +148,7 @@ class MemoryStore:
                 if score > 0.0:
                     scored.append((score, row.id, row))
         scored.sort(key=lambda t: (-t[0], t[1]))
-        return [Hit(row.with_vector(None), score) for score, _, row in scored[:k]]
+        return [Hit(row.with_vector(None), score, row.vector is None) for score, _, row in scored[:k]]
 
     def session_rows(
         self, session_id: str, seq_from: int | None = None, seq_to: int | None = None
