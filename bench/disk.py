@@ -35,7 +35,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import ROOT, machine_info
+from _agent import find_corpus
+from _common import machine_info
 
 from funes_core.home import Home
 from funes_core.ingest.engine import IndexOptions, run_index
@@ -43,14 +44,6 @@ from funes_core.ingest.worker import WorkerOptions, run_worker
 from funes_core.models.embed import Embedder, HashEmbedder, embedder_from_env
 from funes_core.store import open_store
 from funes_core.store.lance import LanceStore
-
-
-def find_corpus() -> Path:
-    for parent in ROOT.parents:
-        candidate = parent / "shared" / "corpus" / "claude"
-        if candidate.is_dir():
-            return candidate
-    raise SystemExit("shared/corpus/claude not found beside the checkout")
 
 
 def convert(corpus: Path, out: Path) -> None:
@@ -152,7 +145,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {"machine": machine_info(), "embedder": embedder.stamp.model}
     with tempfile.TemporaryDirectory(prefix="funes-disk-") as tmp:
         work = Path(tmp)
-        convert(find_corpus(), work / "turns")
+        convert(find_corpus() / "claude", work / "turns")
         for label, after in (("before", False), ("after", True)):
             home, chunks = build(work / "turns", work / label, after=after, embedder=embedder)
             right_after = measure(home, chunks)
@@ -183,18 +176,23 @@ def render(results: dict[str, Any]) -> None:
             after["right_after"]["versions"],
         ),
         ("total, steady state (B/chunk)", before["steady"]["per_chunk"], after["steady"]["per_chunk"]),
-        ("  live data", before["steady"]["live_data_per_chunk"], after["steady"]["live_data_per_chunk"]),
     ]
-    for name in sorted(
-        set(before["steady"]["indexes_per_chunk"]) | set(after["steady"]["indexes_per_chunk"])
+    for kind, label in (
+        ("data", "data files (the columns)"),
+        ("_indices", "index files"),
+        ("_versions", "version manifests"),
+        ("_transactions", "transaction files"),
+        ("_deletions", "deletion files"),
     ):
-        rows.append(
-            (
-                f"  {name}",
-                before["steady"]["indexes_per_chunk"].get(name, 0),
-                after["steady"]["indexes_per_chunk"].get(name, 0),
+        b = before["steady"]["files"].get(kind, 0)
+        a = after["steady"]["files"].get(kind, 0)
+        if b or a:
+            rows.append((f"  {label}", round(b), round(a)))
+        if kind == "_indices":  # each index, as LanceDB sizes it
+            bi, ai = before["steady"]["indexes_per_chunk"], after["steady"]["indexes_per_chunk"]
+            rows.extend(
+                (f"    {name}", bi.get(name, 0), ai.get(name, 0)) for name in sorted(set(bi) | set(ai))
             )
-        )
     print("| bytes per chunk | before (float32, foreground) | after (float16, worker) |")
     print("| --- | --- | --- |")
     for name, b, a in rows:
