@@ -1126,7 +1126,8 @@ def copy_rows(old_memory: Path, home: Home, embedder: Embedder) -> int:
     """Copy every chunk of the memory moved aside into the new one, text only: re-embedding is owed.
 
     Used by ``funes index --rebuild --model NAME``: the text is searchable by BM25 at once, and the
-    new model's vectors are computed by this run (within ``--budget``) and the ones after it.
+    new model's vectors are computed by the background worker (or by this run, with ``--wait`` or
+    ``IndexOptions(embed="here")``).
     """
     from funes_core.store import open_store
 

@@ -24,8 +24,9 @@ ranked first by one leg, so passages that are mediocre in both legs pushed the o
 or meaning match out of the top hits. On LoCoMo (``bench/quality.py``) relative fusion raised
 turn-level recall@10 from 0.606 to 0.628 and recall@5 from 0.476 to 0.536 with the same
 candidates (``docs/benchmarks.md``). Rows whose embedding is still owed are found by the BM25 leg
-alone, which is what makes a session indexed a second ago recallable before the (slow, CPU)
-embedding catches up.
+alone, which is what makes a session indexed a second ago (or a history the background worker is
+still embedding) recallable before the (slow, CPU) embedding catches up; such a row is fused by
+the weight of the legs that can see it (:attr:`Hit.vector_owed`).
 """
 
 from __future__ import annotations
