@@ -336,6 +336,31 @@ def test_a_model_mismatch_stops_the_worker_with_the_rebuild_hint(funes_home: Hom
     assert owed(funes_home) == 3
 
 
+def test_wait_does_not_trust_a_finished_worker_while_rows_are_owed(
+    funes_home: Home, tmp_path: Path, holder: Callable[[], subprocess.Popen[bytes]]
+) -> None:
+    """A worker lingering after its run (state ``done``, lock held) has not seen rows stored since
+    its last look, e.g. by the very ``index --wait`` that waits: waiting goes on until nothing is
+    owed, and when that worker exits, the waiter embeds the rest itself."""
+    from funes_core.ingest.worker import wait_for_embeddings
+
+    rows = text_only_memory(funes_home, tmp_path, sessions=1, turns=6)
+    lingering = holder()
+    Progress(state="done", pid=lingering.pid).save(progress_path(funes_home))
+    naps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        naps.append(seconds)
+        if len(naps) == 3:  # the lingering worker exits without having looked again
+            lingering.kill()
+            lingering.wait()
+
+    final = wait_for_embeddings(funes_home, sleep=sleep, poll=0.01, embedder=HashEmbedder())
+    assert len(naps) == 3, "it kept waiting while the finished worker still held the lock"
+    assert (final.state, final.owed, final.done) == ("done", 0, rows)
+    assert owed(funes_home) == 0
+
+
 # ----------------------------------------------------------------------------- status: the estimate
 
 

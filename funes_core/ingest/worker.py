@@ -649,6 +649,16 @@ class _Worker:
 # --------------------------------------------------------------------------- waiting
 
 
+def _owed_now(home: Home) -> int:
+    """What the store owes now (0 when there is no memory)."""
+    from funes_core.store import NoIndexError, open_store
+
+    try:
+        return open_store(home=home).stats().owed
+    except NoIndexError:
+        return 0
+
+
 def wait_for_embeddings(
     home: Home,
     *,
@@ -667,8 +677,12 @@ def wait_for_embeddings(
             seen = Progress.load(progress_path(home)) or Progress(state="running")
             if on_progress is not None:
                 on_progress(seen)
-            if seen.state in ("done", "stopped"):
-                return seen  # a finished worker waiting to clean up, or one that just stopped
+            if seen.state == "stopped":
+                return seen  # it just stopped on an error: its line says why
+            if seen.state == "done" and _owed_now(home) == 0:
+                return seen  # a finished worker waiting to clean up
+            # "done" with rows owed: stored after its last look (e.g. by this very `index --wait`);
+            # a lingering worker takes them within LINGER_POLL_SECONDS, an exiting one is replaced
             sleep(poll)
             continue
         outcome = run_worker(
