@@ -83,6 +83,11 @@ def manager(*plugins: object, stderr: io.StringIO | None = None) -> FunesPluginM
 
 
 def funes(pm: FunesPluginManager, *args: str) -> tuple[int, str, str]:
+    """``funes ARGS…`` in this process with ``pm``'s plugins. ``index`` waits for its embeddings and
+    computes them here: a background worker is a fresh process, which would not see the test's
+    in-process model plugins (an installed plugin's models it does see)."""
+    if args[:1] == ("index",):
+        args = (*args, "--wait")
     result = CliRunner().invoke(make_app(pm), list(args))
     return result.exit_code, result.stdout, result.stderr
 
