@@ -213,13 +213,16 @@ def test_reset_clears_the_figures_but_keeps_the_settings(stats_on: Path) -> None
 
 def test_cli_recall_and_index_are_recorded(stats_on: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FUNES_EMBEDDER", "hash")
-    assert cli(["index", str(EXAMPLES)])[0] == 0
+    # --wait: the embeddings are computed in this process (a background worker would record its
+    # commits whenever it gets to them)
+    assert cli(["index", str(EXAMPLES), "--wait"])[0] == 0
     assert cli(["recall", "ARM build", "--budget", "400"])[0] == 0
     assert cli(["get", "nope"])[0] == 1
     kinds = [(e["kind"], e["face"], e["ok"]) for e in events(stats_on)]
-    assert kinds == [("index", "cli", True), ("recall", "cli", True), ("get", "cli", False)]
-    index, recall = events(stats_on)[:2]
-    assert (index["files"], index["chunks"], index["embedded"]) == (3, 31, 31)
+    assert kinds == [("index", "cli", True)] * 2 + [("recall", "cli", True), ("get", "cli", False)]
+    stored, embedded, recall = events(stats_on)[:3]
+    assert (stored["files"], stored["chunks"], stored["embedded"]) == (3, 31, 0)
+    assert (embedded.get("files", 0), embedded.get("chunks", 0), embedded["embedded"]) == (0, 0, 31)
     assert recall["budget"] == 400 and 0 < recall["tokens"] <= 400 and recall["hits"] >= 1
     assert "query" not in recall
 
@@ -229,7 +232,7 @@ def test_mcp_tools_are_recorded(stats_on: Path, funes_home: Home, monkeypatch: p
     from funes_core.read import recall
 
     monkeypatch.setenv("FUNES_EMBEDDER", "hash")
-    assert cli(["index", str(EXAMPLES)])[0] == 0
+    assert cli(["index", str(EXAMPLES), "--wait"])[0] == 0
     tool = tool_for(recall.VERB, _Memories(None, funes_home))
     assert "→ get" in tool(query="ARM build", k=2)
-    assert [(e["kind"], e["face"], e["hits"]) for e in events(stats_on)[1:]] == [("recall", "mcp", 2)]
+    assert [(e["kind"], e["face"], e["hits"]) for e in events(stats_on)[2:]] == [("recall", "mcp", 2)]

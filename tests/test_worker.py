@@ -132,8 +132,9 @@ def holder(funes_home: Home) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
 
 
 def test_worker_embeds_everything_in_committed_batches_and_records_progress(
-    funes_home: Home, tmp_path: Path
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("FUNES_STATS", "on")
     rows = text_only_memory(funes_home, tmp_path, sessions=1, turns=25)
     seen: list[int] = []
     outcome = run_worker(
@@ -154,6 +155,14 @@ def test_worker_embeds_everything_in_committed_batches_and_records_progress(
     # every commit re-indexed: nothing is left for BM25 to scan unindexed
     assert store._tbl().index_stats("text_idx").num_unindexed_rows == 0
     assert not worker_alive(funes_home), "the lock is released on return"
+    # each commit is an index event of `funes stats`, which counts the embeddings and their time
+    stats = funes_home.root / "stats" / "events.jsonl"
+    recorded = [json.loads(line) for line in stats.read_text(encoding="utf-8").splitlines()]
+    assert [(e["kind"], e["face"], e["ok"], e["embedded"]) for e in recorded] == [
+        ("index", "cli", True, 10),
+        ("index", "cli", True, 10),
+        ("index", "cli", True, rows - 20),
+    ]
 
 
 def test_recall_answers_between_the_workers_commits_keyword_for_owed_rows_and_hybrid_for_the_rest(

@@ -560,7 +560,19 @@ class _Worker:
             self._batch(store, rows)
 
     def _batch(self, store: Store, rows: Sequence[Row]) -> None:
-        """Embed ``rows`` (or as many as fit in :attr:`WorkerOptions.commit_seconds`), then commit."""
+        """Embed ``rows`` (or as many as fit in :attr:`WorkerOptions.commit_seconds`), then commit.
+
+        Each batch is one ``index`` event of ``funes stats`` (``embedded``, timed from the first
+        vector to the commit): the embedding half of what an index run recorded when it embedded
+        in the foreground, so the stats' throughput keeps its meaning.
+        """
+        from funes_core import telemetry
+
+        with telemetry.measure("index", face="cli", root=self.home.root):
+            done = self._embed_and_commit(store, rows)
+            telemetry.add(embedded=done)
+
+    def _embed_and_commit(self, store: Store, rows: Sequence[Row]) -> int:
         embedder = self.embedder()
         pending: dict[str, Vector] = {}
         began = self.clock()
@@ -581,6 +593,7 @@ class _Worker:
         self.progress.owed = max(0, self.progress.owed - len(pending))
         self.progress.rate = self.throughput.value() or self.progress.rate
         self.report()
+        return len(pending)
 
     def _commit(self, store: Store, vectors: Mapping[str, Vector]) -> None:
         """Store ``vectors`` and re-index under the write lock, waiting for it as long as it takes."""
