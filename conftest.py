@@ -16,7 +16,8 @@ tests, and a CI runner that waits for every process it started would hang on it.
 every detached process (the leader of a session of its own, as ``spawn_detached`` starts them)
 whose ``FUNES_HOME`` or ``HOME`` lies inside this pytest run's temporary folder is stopped
 (``SIGTERM``, then ``SIGKILL``): a worker is made to be stopped at any moment, and the folder is
-this run's alone, so no other process (a parallel pytest, a user's worker) is ever touched; a module fixture's server is no session leader and is left alone.
+this run's alone, so no other process (a parallel pytest, a user's worker) is ever touched; a
+module fixture's server is no session leader and is left alone.
 """
 
 from __future__ import annotations
