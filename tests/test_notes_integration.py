@@ -38,6 +38,10 @@ def notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def cli(pm: FunesPluginManager, *args: str) -> tuple[int, str, str]:
+    """``funes ARGS…``; ``index`` embeds here (``--wait``), so that no background worker holds the
+    store lock when the next step indexes again (a non-interactive run then exits 75)."""
+    if args[:1] == ("index",):
+        args = (*args, "--wait")
     result = CliRunner().invoke(make_app(pm), list(args))
     return result.exit_code, result.stdout, result.stderr
 
