@@ -484,7 +484,8 @@ def _cli(*args: str) -> tuple[int, str, str]:
 def test_a_worker_killed_with_9_is_noticed_by_status_and_resumed_by_the_next_index(
     funes_home: Home, tmp_path: Path
 ) -> None:
-    rows = text_only_memory(funes_home, tmp_path, sessions=2, turns=40)
+    # fifty commits' worth: the test takes the store lock right after the first one, long before the last
+    rows = text_only_memory(funes_home, tmp_path, sessions=10, turns=200)
     start = ensure_worker(funes_home, owed=rows, argv=[*WORKER, "--commit-rows", "40"])
     assert start.started and start.pid
     wait_until(lambda: (Progress.load(progress_path(funes_home)) or Progress()).state == "running", "start")
