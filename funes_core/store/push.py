@@ -309,14 +309,23 @@ def upkeep(target: LanceStore, reindex: bool | None = None) -> Upkeep:
     return Upkeep(action, before.rows, target.index_backlog().rows, time.monotonic() - start)
 
 
-def _retry(step: Callable[[], object]) -> None:
-    for attempt in range(3):
+def _retry(step: Callable[[], object], attempts: int = 6) -> None:
+    """Run one upkeep step, again after a lost commit race.
+
+    Two pushers doing upkeep at once make Lance refuse the later commit ("Retryable commit
+    conflict"); retrying at once lets both collide again in lock-step, so each retry waits a
+    growing, jittered pause first.
+    """
+    import random
+
+    for attempt in range(attempts):
         try:
             step()
             return
         except Exception:
-            if attempt == 2:
+            if attempt == attempts - 1:
                 raise
+            time.sleep(random.uniform(0.2, 1.0) * (attempt + 1))
 
 
 class PushRefused(RuntimeError):
