@@ -18,6 +18,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,10 +57,8 @@ def test_an_indexer_serves_a_spool_written_while_it_ran(
     real_run = Indexer.run
     produced: list[bool] = []
 
-    def run_and_produce(
-        self: Indexer, discovery: object, *, budget: float | None = None, embed: bool = True
-    ) -> object:
-        report = real_run(self, discovery, budget=budget, embed=embed)  # type: ignore[arg-type]
+    def run_and_produce(self: Indexer, discovery: object, **kw: Any) -> object:
+        report = real_run(self, discovery, **kw)  # type: ignore[arg-type]
         if not produced:  # once, while this indexer still holds the store lock
             produced.append(True)
             spool_turns(home, "codex", "second", ["bandicoot"])

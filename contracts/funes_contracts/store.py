@@ -365,7 +365,7 @@ class StoreContract:
         assert stamped.owed(0) == []
         stamped.set_vectors({"early-a": _unit(6), "nope": _unit(7)})
         assert _ids(stamped.owed(10)) == ["early-b", "late"]
-        assert stamped.stats().owed == 2
+        assert stamped.stats().owed == stamped.owed_count() == 2
         hits = stamped.vector_search(_unit(6), 1)
         assert hits[0].row.id == "early-a" and hits[0].score == pytest.approx(1.0, abs=1e-3)
 

@@ -130,7 +130,8 @@ class IndexOptions:
 
     ``embed`` says who computes owed embeddings: ``here`` (this run, under the lock, within the
     budget), ``background`` (the background worker, started if none runs; this run returns once
-    the text is stored) or ``none`` (nobody, yet: ``funes index --wait`` embeds after the run).
+    the text is stored, and leaves compaction and index upkeep to the worker's commits) or
+    ``none`` (nobody, yet: ``funes index --wait`` embeds after the run).
     """
 
     path: Path | None = None
@@ -155,7 +156,10 @@ class IndexReport:
     rejected: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     embedded: int = 0
+    #: embeddings owed after the run: the memory's count, or (``owed_counted`` false) the rows this
+    #: run stored, every one of them owed, when the run left counting to whoever embeds them
     owed: int = 0
+    owed_counted: bool = True
     files_left: int = 0
     budget: float | None = None
     budget_hit: bool = False
@@ -177,7 +181,13 @@ class IndexReport:
         self.warnings.extend(later.warnings)
         self.embedded += later.embedded
         self.spool_deleted += later.spool_deleted
-        self.owed = later.owed
+        if later.owed_counted:
+            self.owed, self.owed_counted = later.owed, True  # a count after everything stored
+        else:
+            # Rows stored by the later pass, plus those of earlier passes that did not count; an
+            # earlier count is dropped rather than added to: "new" is all this report then claims.
+            self.owed = later.owed + (0 if self.owed_counted else self.owed)
+            self.owed_counted = False
         self.files_left = later.files_left
         self.budget_hit = self.budget_hit or later.budget_hit
 
@@ -189,6 +199,8 @@ class IndexReport:
             noun = "redaction" if total == 1 else "redactions"
             line += f" ({total} {noun}: {format_counts(self.redactions)})"
         line += f"; {len(self.rejected)} rejected; embeddings owed: {self.owed}"
+        if not self.owed_counted:
+            line += " new"
         if self.owed and self.worker is not None:
             line += f" ({background_note(self.owed, self.worker, self.worker_rate)})"
         if self.budget_hit and (self.files_left or self.owed):
@@ -838,7 +850,7 @@ class Indexer:
         self._since_optimize = 0
 
     def _owed_count(self) -> int:
-        return self.store.stats().owed
+        return self.store.owed_count()
 
     def release_parsed(self) -> None:
         """Drop the parsed files kept between tiers and give the memory back before ``optimize``."""
@@ -859,9 +871,29 @@ class Indexer:
         if changed:
             self.state.save(self.home.state_path)
 
-    def run(self, discovery: Discovery, *, budget: float | None = None, embed: bool = True) -> IndexReport:
+    def run(
+        self,
+        discovery: Discovery,
+        *,
+        budget: float | None = None,
+        embed: bool = True,
+        defer_upkeep: bool = False,
+    ) -> IndexReport:
         """Write, drain, embed (unless ``embed`` is false), optimize; returns the report (also kept
-        on ``self.report``)."""
+        on ``self.report``).
+
+        Without ``embed``, what is owed is not counted when this run stored rows: every row it
+        stored is owed, which is all a caller needs to wake the worker, and the count reads the
+        whole vector column (2-3 s at a million rows, on every hook's append). The report then
+        holds those rows with ``owed_counted`` false; a run that stored nothing counts, so that
+        rows left owed by a worker that died still get one.
+
+        ``defer_upkeep``: the background worker will embed what this run stores, and it optimizes
+        after each commit, so this run does not (2-4 s at a million rows: compaction and the
+        index deltas) unless :meth:`Store.needs_upkeep` says reads are slowing down meanwhile (a
+        large run, or appends piling up with no worker able to fold them in). Until then the new
+        rows are found by BM25 and by id all the same (LanceDB searches unindexed fragments flat).
+        """
         self.report.budget = budget
         self._deadline = None if budget is None else self.clock() + budget
         try:
@@ -877,11 +909,15 @@ class Indexer:
         )
         self.release_parsed()
         if self._wrote:
-            self.store.optimize()
+            if not defer_upkeep or self.store.needs_upkeep():
+                self.store.optimize()
             self.state.last_indexed = format_ts(datetime.now(UTC))
         _prune_state(self.state, discovery.roots)
         self.state.save(self.home.state_path)
-        self.report.owed = self._owed_count()
+        if embed or not self.report.chunks:
+            self.report.owed = self._owed_count()
+        else:
+            self.report.owed, self.report.owed_counted = self.report.chunks, False
         return self.report
 
 
@@ -1079,7 +1115,12 @@ def _locked_run(
         )
         if spools:
             indexer.interrupt = lambda: bool(home.dirty_ids())
-        done = indexer.run(discovery, budget=options.budget, embed=options.embed == "here")
+        done = indexer.run(
+            discovery,
+            budget=options.budget,
+            embed=options.embed == "here",
+            defer_upkeep=options.embed == "background",
+        )
         if report is None:
             report = done
         else:

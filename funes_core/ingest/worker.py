@@ -25,6 +25,9 @@ How the worker behaves, and why:
   ``optimize()`` in the same short hold: a commit rewrites the rows it touches into new fragments,
   which drop out of the full-text index, and LanceDB answers BM25 over unindexed rows by
   tokenizing them at query time (~20 µs a row), so every batch left unindexed would slow recall.
+  That optimize is also the one the hooks' appends left to it: a ``funes index`` that hands its
+  rows to the worker does not optimize itself (2-4 s at a million rows) unless the store says
+  reads are slowing down (:meth:`~funes_core.store.base.Store.needs_upkeep`).
   Readers never take the lock.
 - **Observable.** Progress (done, owed, rate, the error that stopped it) is kept in
   ``$FUNES_HOME/embedding.json`` (:class:`Progress`) for ``funes status`` and ``index --wait``.
@@ -550,7 +553,7 @@ class _Worker:
 
     def _embed_all(self, store: Store) -> None:
         while True:
-            self.progress.owed = store.stats().owed
+            self.progress.owed = store.owed_count()
             self.report()
             if self.progress.owed == 0:
                 return
@@ -651,7 +654,7 @@ class _Worker:
         while (left := deadline - self.clock()) > 0:
             self.sleep(min(LINGER_POLL_SECONDS, left))
             self._serve_producers()
-            if store.stats().owed:
+            if store.owed_count():
                 self.progress.state = "running"
                 return True
         with contextlib.suppress(LockBusyError), write_lock(self.home, wait=LOCK_ATTEMPT_SECONDS):
@@ -667,7 +670,7 @@ def _owed_now(home: Home) -> int:
     from funes_core.store import NoIndexError, open_store
 
     try:
-        return open_store(home=home).stats().owed
+        return open_store(home=home).owed_count()
     except NoIndexError:
         return 0
 

@@ -284,6 +284,24 @@ class Store(Protocol):
         """Counts for ``funes status``."""
         ...
 
+    def owed_count(self) -> int:
+        """How many rows are still without a vector.
+
+        Exact, and not cheap: LanceDB reads the whole vector column to answer it (seconds at a
+        million rows). Ask where someone wants the number (``status``, the worker deciding what is
+        left), not on a hook's path: an indexer knows how many rows it just stored without one.
+        """
+        ...
+
     def optimize(self) -> None:
         """Compact and refresh indexes after bulk writes (a no-op where meaningless)."""
+        ...
+
+    def needs_upkeep(self) -> bool:
+        """Whether so many rows or fragments sit outside the indexes that reads are slowing down.
+
+        A writer that leaves :meth:`optimize` to someone else (a hook's indexer, to the background
+        worker) asks this after its write and optimizes itself when it is true, so appends nobody
+        optimized (a worker that cannot run) never pile up. Cheap: index statistics only.
+        """
         ...

@@ -91,6 +91,14 @@ class MemoryStore:
     def optimize(self) -> None:
         """Nothing to compact."""
 
+    def needs_upkeep(self) -> bool:
+        """Never: every read scans the rows anyway."""
+        return False
+
+    def owed_count(self) -> int:
+        with self._lock:
+            return sum(1 for r in self._rows.values() if r.vector is None)
+
     # -- reads ----------------------------------------------------------------------------
     def _filtered(self, filters: Filters | None) -> list[Row]:
         with self._lock:
@@ -186,7 +194,7 @@ class MemoryStore:
         return StoreStats(
             chunks=len(rows),
             sessions=len({r.session_id for r in rows}),
-            owed=sum(1 for r in rows if r.vector is None),
+            owed=self.owed_count(),
             harnesses=dict(Counter(r.harness for r in rows)),
             disk_bytes=0,
         )

@@ -369,7 +369,7 @@ def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
                     err=True,
                 )
                 raise typer.Exit(130) from None
-            report.owed = waited.owed
+            report.owed, report.owed_counted = waited.owed, True
             stopped = waited.error if waited.state == "stopped" else None
         typer.echo(report.summary())
         if stopped:
