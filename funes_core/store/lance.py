@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -76,6 +76,7 @@ __all__ = [
     "LanceStore",
     "arrow_schema",
     "filters_sql",
+    "lost_commit_race",
     "sql_literal",
     "windows_sql",
 ]
@@ -143,6 +144,8 @@ _INT_COLUMNS = {"seq", "block_idx", "split_idx"}
 _MODEL_KEY = b"embedding_model"
 _DIM_KEY = b"embedding_dim"
 _PK_KEY = b"lance-schema:unenforced-primary-key"
+#: What Lance says when a concurrent writer's commit won a race it cannot rebase this one onto.
+_COMMIT_RACE = "Retryable commit conflict"
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +271,31 @@ def _dir_size(path: Path) -> int:
     return total
 
 
+def lost_commit_race(exc: BaseException) -> bool:
+    """True when Lance refused a commit because a concurrent writer's came first and the step must be
+    done again on the latest version ("Retryable commit conflict ... preempted by concurrent ...")."""
+    return _COMMIT_RACE in str(exc)
+
+
+def _unless_done(table: Any, step: Callable[[], object], done: Callable[[list[Any]], bool]) -> None:
+    """Run ``step``, an index change; if it fails, accept that when the latest version's indexes
+    show it ``done`` (a concurrent writer made the same change first: a lost commit race)."""
+    try:
+        step()
+    except Exception:
+        with contextlib.suppress(Exception):
+            table.checkout_latest()
+        if not done(table.list_indices()):
+            raise
+
+
+def _drop_index(table: Any, name: str) -> None:
+    """Drop index ``name``; a concurrent writer dropping it first is fine."""
+    _unless_done(
+        table, lambda: table.drop_index(name), lambda indexes: all(ix.name != name for ix in indexes)
+    )
+
+
 def _ann_partitions(table: Any) -> int | None:
     """The partition count of the vector index, 0 for an index of another scheme, None for none."""
     for ix in table.list_indices():
@@ -372,18 +400,34 @@ class LanceStore:
         table = self._tbl()
         if table is None:
             return
-        if not any(ix.columns == ["text"] for ix in table.list_indices()):
-            try:
-                table.create_index("text", config=FTS(with_position=False), replace=False)
-            except Exception:
-                # Two pushers creating one remote both index it; the second one's commit conflicts
-                # with the first's ("CreateIndex preempted by concurrent CreateIndex"): fine if the
-                # index is there now.
-                with contextlib.suppress(Exception):
-                    table.checkout_latest()
-                if not any(ix.columns == ["text"] for ix in table.list_indices()):
-                    raise
+        self._ensure_index(table, "text", FTS(with_position=False))
         self._fts_checked = True
+
+    def _ensure_index(self, table: Any, column: str, config: Any) -> None:
+        """Create ``config``'s index on ``column`` unless the table has one; another writer's counts.
+
+        Two pushers keeping one remote's indexes up both find the index missing and both create it,
+        under one name (``<column>_idx``): Lance refuses the later commit ("CreateIndex transaction
+        was preempted by concurrent transaction CreateIndex"), and refuses it again on every retry
+        from the same view (a remote store does not re-read the table by itself). So after a failed
+        create the latest version decides: the other writer's index on the column, of the same
+        kind, is the index this step was to make.
+        """
+        if any(ix.columns == [column] for ix in table.list_indices()):
+            return
+        kind = type(config).__name__  # FTS, BTree: also the index_type list_indices reports
+        _unless_done(
+            table,
+            lambda: table.create_index(column, config=config, replace=False),
+            lambda indexes: any(ix.columns == [column] and ix.index_type == kind for ix in indexes),
+        )
+
+    def refresh(self) -> None:
+        """Look at the table's latest version: what concurrent writers committed since this store
+        last did (a store opened with ``read_consistency_interval=None`` never looks by itself)."""
+        table = self._tbl()
+        if table is not None:
+            table.checkout_latest()
 
     def _vector_dim(self, table: Any) -> int:
         return int(table.schema.field("vector").type.list_size)
@@ -560,18 +604,28 @@ class LanceStore:
         return False
 
     def _build_ann(self, table: Any, with_vectors: int) -> None:
-        """(Re)build the IVF_PQ index for ``with_vectors`` rows; see the module's design notes."""
+        """(Re)build the IVF_PQ index for ``with_vectors`` rows; see the module's design notes.
+
+        Another writer building the same index at the same time (two pushers' upkeep of one remote)
+        makes Lance refuse the later commit; its index has this one's name, so the partition count
+        and the configuration, and it is kept instead (see :meth:`_ensure_index`).
+        """
         from lancedb.index import IvfPq
 
         dim = self._vector_dim(table)
         partitions = max(1, with_vectors // ANN_ROWS_PER_PARTITION)
         sub_vectors = dim // ANN_DIMS_PER_SUB_VECTOR if dim % ANN_DIMS_PER_SUB_VECTOR == 0 else None
         config = IvfPq(distance_type="cosine", num_partitions=partitions, num_sub_vectors=sub_vectors)
-        old = [ix.name for ix in table.list_indices() if ix.columns == ["vector"]]
-        table.create_index("vector", config=config, replace=True, name=f"{_ANN_PREFIX}{partitions}")
-        for name in old:  # another name (an older scheme, another partition count): not replaced above
-            if name != f"{_ANN_PREFIX}{partitions}":
-                table.drop_index(name)
+        name = f"{_ANN_PREFIX}{partitions}"
+        _unless_done(
+            table,
+            lambda: table.create_index("vector", config=config, replace=True, name=name),
+            lambda indexes: any(ix.name == name and ix.columns == ["vector"] for ix in indexes),
+        )
+        # Another name (an older scheme, another partition count) is not replaced above; the other
+        # writer may be dropping it too.
+        for old in [ix.name for ix in table.list_indices() if ix.columns == ["vector"] and ix.name != name]:
+            _drop_index(table, old)
         self._ann_probes = None
 
     def rebuild_vector_index(self) -> bool:
@@ -605,11 +659,9 @@ class LanceStore:
 
     def _ensure_session_index(self, table: Any) -> None:
         """A BTREE index on ``session_id``: get, scan, sketch and recall's neighbours filter on it."""
-        if any(ix.columns == ["session_id"] for ix in table.list_indices()):
-            return
         from lancedb.index import BTree
 
-        table.create_index("session_id", config=BTree(), replace=True)
+        self._ensure_index(table, "session_id", BTree())
 
     def _ensure_id_index(self, table: Any) -> None:
         """A BTREE index on ``id``: deduplication and ``set_vectors`` look rows up by id through it.
@@ -617,11 +669,9 @@ class LanceStore:
         Without it each lookup scans the id column, and each ``set_vectors`` merge joins against
         the whole table; rows added since the last ``optimize`` are still found (scanned).
         """
-        if any(ix.columns == ["id"] for ix in table.list_indices()):
-            return
         from lancedb.index import BTree
 
-        table.create_index("id", config=BTree(), replace=True)
+        self._ensure_index(table, "id", BTree())
 
     def has_ann_index(self) -> bool:
         table = self._tbl()
