@@ -264,7 +264,8 @@ def push_policies(run_home: Path, proxy: DelayProxy, s3_port: int, chunks: int) 
         if variant == "before":
             report = push(remote, home, batch=5000, reindex=False)
             upload = time.perf_counter() - t
-            _retry(open_remote_store(remote, write=True).optimize)  # what every push ran before
+            store = open_remote_store(remote, write=True)
+            _retry(store.optimize, store)  # what every push ran before
         else:
             report = push(remote, home, batch=5000)
             upload = time.perf_counter() - t - (report.upkeep.seconds if report.upkeep else 0.0)

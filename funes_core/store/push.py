@@ -11,7 +11,9 @@ later push (a remote is append-only and never gains a vector afterwards).
 - **Concurrent pushers** lose nothing: LanceDB commits each version with a conditional PUT and
   rebases on conflict. Remote tables declare ``id`` an (unenforced) primary key, which makes Lance
   detect two writers inserting the *same* new id at once and retry the loser; without it, such a
-  race duplicated 100-450 of 4000 rows in tests (lance-format/lance#4585).
+  race duplicated 100-450 of 4000 rows in tests (lance-format/lance#4585). Their index upkeep
+  keeps an index the other made first and does a step whose commit lost a race (a compaction, a
+  fold) again on the latest version (:func:`_retry`); a push is never re-run whole for it.
 - **Wrong-memory guard**: a non-empty remote that shares no chunk id with the local memory is
   probably not the one meant; a terminal is asked, anything else needs ``--yes``.
 - **Removals first**: when scrub or purge removed or changed rows locally since this remote last
@@ -38,7 +40,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from funes_core.ingest.gate import GateReport, scan_block
 from funes_core.store.remote import Failure, RemoteError, classify, filesystem, lance_options
@@ -70,6 +72,7 @@ REINDEX_MIN_ROWS = 500
 #: query searches every segment; the original tool folded its delta indexes after 8 as well).
 FOLD_AFTER = 8
 _KEY = ("session_id", "turn_uuid", "block_idx")
+T = TypeVar("T")
 
 
 class Progress(Protocol):
@@ -291,7 +294,8 @@ def upkeep(target: LanceStore, reindex: bool | None = None) -> Upkeep:
     builds the ANN index once enough vectors exist) and drops versions past the grace period.
     The ANN index is rebuilt as one segment when it has more than :data:`FOLD_AFTER`, or when
     ``reindex`` asks and it has more than one. A concurrent pusher doing the same is fine (Lance
-    rebases; a lost race is retried).
+    rebases; an index the other made first is kept; any other lost race is done again, on the
+    latest version).
     """
     if reindex is False:
         backlog = target.index_backlog().rows
@@ -300,32 +304,39 @@ def upkeep(target: LanceStore, reindex: bool | None = None) -> Upkeep:
     before = target.index_backlog()
     if reindex is None and before.rows < REINDEX_MIN_ROWS:
         return Upkeep("none", before.rows, before.rows)
-    _retry(target.optimize)
+    _retry(target.optimize, target)
     action = "folded"
     segments = target.index_backlog().segments
     if before.segments and (segments > FOLD_AFTER or (reindex and segments > 1)):
-        _retry(target.rebuild_vector_index)
+        _retry(target.rebuild_vector_index, target)
         action = "rebuilt"
     return Upkeep(action, before.rows, target.index_backlog().rows, time.monotonic() - start)
 
 
-def _retry(step: Callable[[], object], attempts: int = 6) -> None:
-    """Run one upkeep step, again after a lost commit race.
+def _retry(step: Callable[[], T], target: LanceStore, attempts: int = 6) -> T:
+    """Run ``step``, a commit to ``target``; after a lost commit race, again on the latest version.
 
-    Two pushers doing upkeep at once make Lance refuse the later commit ("Retryable commit
-    conflict"); retrying at once lets both collide again in lock-step, so each retry waits a
-    growing, jittered pause first.
+    Another pusher's upkeep may commit first a change Lance cannot rebase this one onto (both
+    compact the same fragments, both fold rows into the same index: "Retryable commit conflict").
+    The steps are idempotent, so the step runs again, but on the latest version: a remote store
+    never re-reads the table by itself, and redoing the step on its stale view lost the same race
+    again, every time. Each retry waits a growing, jittered pause first (two pushers retrying at
+    once collided in lock-step). Any other error is raised at once.
     """
     import random
 
-    for attempt in range(attempts):
+    from funes_core.store.lance import lost_commit_race
+
+    attempt = 1
+    while True:
         try:
-            step()
-            return
-        except Exception:
-            if attempt == attempts - 1:
+            return step()
+        except Exception as exc:
+            if attempt == attempts or not lost_commit_race(exc):
                 raise
-            time.sleep(random.uniform(0.2, 1.0) * (attempt + 1))
+        time.sleep(random.uniform(0.2, 1.0) * attempt)
+        target.refresh()
+        attempt += 1
 
 
 class PushRefused(RuntimeError):
