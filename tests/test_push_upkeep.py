@@ -19,7 +19,7 @@ from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import HashEmbedder
 from funes_core.store import push as push_module
 from funes_core.store.base import Row
-from funes_core.store.lance import LanceStore
+from funes_core.store.lance import IndexBacklog, LanceStore
 from funes_core.store.push import upkeep
 from funes_core.turns.format import Block, Turn, write_turns_file
 
@@ -143,3 +143,85 @@ def test_push_says_what_it_did_to_the_indexes(
     assert remote.index_backlog().rows == 0
     hits = runner.invoke(make_app(), ["recall", "parser fix number 3", "--memory", "team"])
     assert hits.exit_code == 0 and "the parser fix number 3" in hits.stdout
+
+
+# ----------------------------------------------------------------------------- two pushers at once
+
+
+def pusher(path: Path) -> LanceStore:
+    """The remote at ``path`` opened as ``funes push`` opens one: it never re-reads the table by itself."""
+    return LanceStore(path, primary_key=True, ann_min_rows=ANN_ROWS, read_consistency_interval=None)
+
+
+def indexes(store: LanceStore) -> dict[str, str | None]:
+    store.refresh()
+    return {ix.name: ix.index_uuid for ix in store._tbl().list_indices()}
+
+
+@pytest.fixture
+def two(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[LanceStore, LanceStore]:
+    """Pushers A and B on one remote; B's last upload committed before A's upkeep, so B's view of the
+    table lacks every index A's upkeep makes (what two processes racing on a bucket did, in order)."""
+    monkeypatch.setattr(push_module, "REINDEX_MIN_ROWS", 25)
+    a = pusher(tmp_path / "remote")
+    a.stamp_model(EMB.stamp)
+    a.add(rows(ANN_ROWS))
+    b = pusher(tmp_path / "remote")
+    b.add(rows(30, ANN_ROWS))
+    return a, b
+
+
+def test_an_index_the_other_pusher_made_first_is_kept(two: tuple[LanceStore, LanceStore]) -> None:
+    """B creates the session_id index A just made, from a view without it: Lance refuses B's commit
+    ("CreateIndex ... preempted by concurrent transaction CreateIndex"), and B keeps A's index."""
+    a, b = two
+    a.optimize()
+    made = indexes(a)
+    assert {"session_id_idx", "text_idx", "vector_ivfpq_p1"} <= set(made)
+    b.optimize()  # no retry around it: the index step itself accepts A's index
+    assert indexes(b).keys() == made.keys()
+    assert b.index_backlog() == IndexBacklog(0, 0, 1)  # B's rows folded into A's indexes
+
+
+def test_an_ann_index_the_other_pusher_rebuilt_first_is_kept(two: tuple[LanceStore, LanceStore]) -> None:
+    a, b = two
+    a.optimize()
+    b.refresh()  # both see the index A built; then both fold its segments into one at once
+    assert a.rebuild_vector_index()
+    rebuilt = indexes(a)
+    assert b.rebuild_vector_index()  # same name from a stale view: refused, and A's index kept
+    assert indexes(b) == rebuilt
+
+
+def test_upkeep_redoes_a_lost_compaction_on_the_latest_version(
+    two: tuple[LanceStore, LanceStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both compact the same small fragments: Lance refuses B's ("Rewrite ... preempted by concurrent
+    transaction Rewrite"); B's upkeep runs its step again, on the latest version, once."""
+    a, b = two
+    upkeep(a, reindex=True)
+    b.refresh()
+    a.add(rows(30, 1000))
+    b.add(rows(30, 2000))  # b's view now has a's new fragment, not a's next compaction
+    upkeep(a, reindex=True)
+    pauses: list[float] = []
+    monkeypatch.setattr(push_module.time, "sleep", pauses.append)
+    done = upkeep(b, reindex=True)
+    assert len(pauses) == 1 and done.after == 0
+    assert b.count() == ANN_ROWS + 90 and len(b.all_ids()) == ANN_ROWS + 90
+
+
+def test_upkeep_raises_anything_but_a_lost_race_at_once(
+    remote: LanceStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remote.add(rows(30))
+    pauses: list[float] = []
+    monkeypatch.setattr(push_module.time, "sleep", pauses.append)
+
+    def broken() -> None:
+        raise RuntimeError("lance error: not found: some object")
+
+    monkeypatch.setattr(remote, "optimize", broken)
+    with pytest.raises(RuntimeError, match="not found"):
+        upkeep(remote, reindex=True)
+    assert pauses == []
