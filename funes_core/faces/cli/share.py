@@ -307,32 +307,19 @@ def _push(name: str | None, *, yes: bool, batch: int, reindex: bool | None = Non
     if name not in remotes:
         raise _fail(_unknown(name, remotes))
     remote = remotes[name]
-    import random
-    import time
-
-    attempt = 0
-    while True:
-        try:
-            report = push(
-                remote,
-                home,
-                yes=yes,
-                confirm=_confirm,
-                progress=_Bar(name),
-                batch=batch,
-                reindex=reindex,
-                say=lambda m: typer.echo(m, err=True),
-            )
-            break
-        except (NoIndexError, ModelMismatchError, PushRefused) as exc:
-            raise _fail(str(exc)) from None
-        except Exception as exc:
-            # Another pusher's commit won a race Lance reports as retryable; push is idempotent
-            # and resumable, so running it again publishes only what is still missing.
-            attempt += 1
-            if "Retryable commit conflict" not in str(exc) or attempt >= 3:
-                raise
-            time.sleep(random.uniform(0.5, 2.0) * attempt)
+    try:
+        report = push(
+            remote,
+            home,
+            yes=yes,
+            confirm=_confirm,
+            progress=_Bar(name),
+            batch=batch,
+            reindex=reindex,
+            say=lambda m: typer.echo(m, err=True),
+        )
+    except (NoIndexError, ModelMismatchError, PushRefused) as exc:
+        raise _fail(str(exc)) from None
     held = ""
     if report.gate.held_blocks:
         held = (
