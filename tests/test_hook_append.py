@@ -194,16 +194,26 @@ def test_appends_nobody_optimized_are_found_and_deduplicated_until_the_worker_fo
     # the id look-up (dedup) sees them: indexing the same files again stores nothing
     assert sum(_index(funes_home, p).chunks for p in paths) == 0
     assert reader.count() == 4 * 6 + 36
-    # the worker embeds them and optimizes: indexed, compacted, found by both legs
+    # the worker embeds them; a backlog this small is left for later turns to join: still found
+    # by both legs (the vectors of unindexed rows are compared one by one)
     spy.reset()
-    run_worker(funes_home, embedder=HashEmbedder(), options=WorkerOptions(background=False, linger=0))
-    assert spy.optimized >= 1
-    assert reader.index_backlog().text == 0 and reader.owed_count() == 0
-    assert _fragments(funes_home) < base_fragments + 12
+    worker = WorkerOptions(background=False, linger=0)
+    run_worker(funes_home, embedder=HashEmbedder(), options=worker)
+    assert spy.optimized == 0 and reader.owed_count() == 0
     query = HashEmbedder().embed_query("turn 1 of h7: flushed the cache, marker zqh7x1")
     assert any(h.row.session_id == "h7" for h in reader.vector_search(query, 10))
     [hit] = reader.text_search("zqh7x1", 5)
     assert hit.row.session_id == "h7" and not hit.vector_owed
+    # once the backlog reaches the bound (here: with the next turn), the worker's commit folds it all in
+    _index(funes_home, _session(tmp_path / "hook", "h12"))
+    assert spy.optimized == 0
+    monkeypatch.setattr(lance_module, "UPKEEP_ROWS", 39)
+    run_worker(funes_home, embedder=HashEmbedder(), options=worker)
+    assert spy.optimized == 1
+    assert reader.index_backlog().text == 0 and reader.owed_count() == 0
+    assert _fragments(funes_home) < base_fragments + 3, "the appends' fragments were merged"
+    [hit] = reader.text_search("zqh12x2", 5)
+    assert hit.row.session_id == "h12" and not hit.vector_owed
 
 
 @pytest.mark.parametrize("bound", ["fragments", "rows"])

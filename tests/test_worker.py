@@ -48,6 +48,7 @@ from funes_core.ingest.worker import (
 )
 from funes_core.models.embed import HashEmbedder
 from funes_core.read.status import EmbeddingStatus, collect_status
+from funes_core.store import lance as lance_module
 from funes_core.store import open_store
 from funes_core.store.lance import LanceStore
 from funes_core.turns.format import Block, Turn, write_turns_file
@@ -152,8 +153,9 @@ def test_worker_embeds_everything_in_committed_batches_and_records_progress(
     final = Progress.load(progress_path(funes_home))
     assert final is not None and (final.state, final.done, final.owed, final.error) == ("done", rows, 0, None)
     assert final.rate and final.rate > 0
-    # every commit re-indexed: nothing is left for BM25 to scan unindexed
-    assert store._tbl().index_stats("text_idx").num_unindexed_rows == 0
+    # re-indexing waits for a backlog worth it (each optimize gives the vector index a segment):
+    # these few rows are left for BM25 to scan unindexed, below the bound
+    assert 0 < store._tbl().index_stats("text_idx").num_unindexed_rows < lance_module.UPKEEP_ROWS
     assert not worker_alive(funes_home), "the lock is released on return"
     # each commit is an index event of `funes stats`, which counts the embeddings and their time
     stats = funes_home.root / "stats" / "events.jsonl"
@@ -280,6 +282,7 @@ def test_a_failed_optimize_is_retried_at_the_next_commit_not_a_reason_to_stop(
     funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows = text_only_memory(funes_home, tmp_path, sessions=1, turns=20)
+    monkeypatch.setattr(lance_module, "UPKEEP_ROWS", 1)  # every commit leaves an optimize due
     real = LanceStore.optimize
     calls = 0
 

@@ -20,15 +20,18 @@ How the worker behaves, and why:
   Linux: a process in a session of its own is its own scheduling group there, and plain ``nice``
   would only rank it against itself) and its I/O priority (idle class), and runs the model on
   :func:`worker_threads` threads, leaving a core to the agent.
-- **Short lock holds, whole indexes.** Embedding happens outside the store lock. Vectors are
-  committed in batches (:data:`COMMIT_ROWS` or :data:`COMMIT_SECONDS`), each followed by
-  ``optimize()`` in the same short hold: a commit rewrites the rows it touches into new fragments,
-  which drop out of the full-text index, and LanceDB answers BM25 over unindexed rows by
-  tokenizing them at query time (~20 µs a row), so every batch left unindexed would slow recall.
-  That optimize is also the one the hooks' appends left to it: a ``funes index`` that hands its
-  rows to the worker does not optimize itself (2-4 s at a million rows) unless the store says
-  reads are slowing down (:meth:`~funes_core.store.base.Store.needs_upkeep`).
-  Readers never take the lock.
+- **Short lock holds, bounded index backlog.** Embedding happens outside the store lock. Vectors
+  are committed in batches (:data:`COMMIT_ROWS` or :data:`COMMIT_SECONDS`), each followed, in the
+  same short hold, by ``optimize()`` once :meth:`~funes_core.store.base.Store.needs_upkeep` says
+  enough rows or fragments sit outside the indexes: a commit rewrites the rows it touches into new
+  fragments, which drop out of the full-text index, and LanceDB answers BM25 over unindexed rows
+  by tokenizing them at query time (~20 µs a row) and opens every fragment, so a backlog slows
+  recall. A full batch always crosses that bound; the few rows of one hook's turn do not, and
+  are folded in with those of later turns. Optimizing after each of them would give the vector
+  index a segment per turn (it searches each one: at 1M rows the vector leg went from 46 to
+  106 ms over 40 of them) and leave a fragment per turn that compaction cannot merge (Lance
+  compacts only fragments indexed alike). ``funes index`` leaves the optimize of what it hands
+  over to the worker on the same terms. Readers never take the lock.
 - **Observable.** Progress (done, owed, rate, the error that stopped it) is kept in
   ``$FUNES_HOME/embedding.json`` (:class:`Progress`) for ``funes status`` and ``index --wait``.
 - **Full disk.** A commit is atomic, so a failed one loses nothing stored; the worker records one
@@ -617,10 +620,12 @@ class _Worker:
         self._serve_producers()
 
     def _optimize(self, store: Store) -> None:
-        """Re-index after a commit. The vectors are committed already: a failure here (other than
-        a full disk) is logged and left to the next commit's optimize, never a reason to stop."""
+        """Re-index after a commit once the backlog calls for it (see the module's notes). The
+        vectors are committed already: a failure here (other than a full disk) is logged and left
+        to the next commit's optimize, never a reason to stop."""
         try:
-            store.optimize()
+            if store.needs_upkeep():
+                store.optimize()
         except Exception as exc:  # broad on purpose: see the docstring
             if is_disk_full(exc):
                 raise
