@@ -214,6 +214,48 @@ def test_missing_memory_is_an_error_result(tmp_path: Path, monkeypatch: pytest.M
     assert "no index yet" in text_of(res)
 
 
+_POOL_AFTER_A_RECALL = (
+    "import anyio, sys\n"
+    "from mcp import Client\n"
+    "from funes_core.faces.mcp import make_server\n"
+    "async def main():\n"
+    "    async with Client(make_server()) as c:\n"
+    "        result = await c.call_tool('recall', {'query': 'why did the ARM build break'})\n"
+    "        assert not result.is_error\n"
+    "anyio.run(main)\n"
+    "import pyarrow\n"
+    "print('POOL', pyarrow.default_memory_pool().backend_name, 'lancedb' in sys.modules)\n"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("extra", "pool"),
+    [
+        ({}, "system"),  # the server's choice: glibc, so the trim after each call returns it
+        ({"ARROW_DEFAULT_MEMORY_POOL": "mimalloc"}, "mimalloc"),  # the user's choice stands
+        ({"FUNES_LEAN_MALLOC": "0"}, "mimalloc"),  # lean malloc off: pyarrow's own default
+    ],
+)
+def test_server_puts_pyarrow_on_glibc_malloc(
+    indexed_home: dict[str, str], extra: dict[str, str], pool: str
+) -> None:
+    """pyarrow's pool as a server process built by make_server has it after answering a recall."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc only")
+    env = {
+        k: v for k, v in indexed_home.items() if k not in ("ARROW_DEFAULT_MEMORY_POOL", "FUNES_LEAN_MALLOC")
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", _POOL_AFTER_A_RECALL],
+        env={**env, **extra},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert f"POOL {pool} True" in out.stdout, out.stdout + out.stderr
+
+
 @pytest.mark.slow
 def test_logs_never_touch_stdout(indexed_home: dict[str, str]) -> None:
     """With FUNES_LOG=debug the protocol still works: logs go to stderr only."""

@@ -194,6 +194,10 @@ def tool_for(verb: Verb[Any], memories: _Memories) -> Callable[..., str]:
     return tool
 
 
+#: pyarrow's choice of allocator for its default memory pool (read once, when first used).
+ARROW_POOL_ENV = "ARROW_DEFAULT_MEMORY_POOL"
+
+
 def lean_malloc() -> None:
     """Keep glibc from holding on to freed memory in a long-lived server (no-op elsewhere).
 
@@ -203,10 +207,18 @@ def lean_malloc() -> None:
     with two arenas, a fixed mmap threshold (large buffers are returned to the system when
     freed) and a trim after each call (docs/benchmarks.md). Must run before lancedb starts its
     threads: the server calls it when it is built.
+
+    pyarrow's own allocations (what it computes on the result tables) go through glibc as well
+    (``ARROW_DEFAULT_MEMORY_POOL=system``, unless the user chose a pool): the wheels' default,
+    mimalloc, keeps freed memory for reuse where ``malloc_trim`` cannot reach it; with glibc the
+    trim returns it, 4 MB less after 101 recalls at 10k and at 100k chunks, at the same CPU per
+    recall (``bench/mcp_startup.py``, lever ``mimalloc``). pyarrow reads the variable once, before
+    its first allocation; the server imports pyarrow at its first tool call, after this.
     """
     libc = _libc()
     if libc is None:
         return
+    os.environ.setdefault(ARROW_POOL_ENV, "system")
     m_mmap_threshold, m_arena_max = -3, -8
     libc.mallopt(m_arena_max, 2)
     libc.mallopt(m_mmap_threshold, 256 * 1024)
