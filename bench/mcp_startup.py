@@ -34,20 +34,86 @@ from typing import Any
 FUNES = str(Path(sys.executable).parent / "funes")
 NO_SDK = str(Path(__file__).with_name("_mcp_nosdk.py"))
 
-#: Memory levers, each measured in its own server process: (name, extra environment, Python run
-#: before the server starts, or "nosdk" for the no-SDK floor). Each switches one lever of the
-#: shipped server off; everything else is as shipped.
-LEVERS: list[tuple[str, dict[str, str], str | None]] = [
-    ("shipped", {}, None),
-    ("namespace models imported (FUNES_LAZY_NAMESPACE=0)", {"FUNES_LAZY_NAMESPACE": "0"}, None),
-    (
+#: A prelude that replaces the server's glibc settings (mallopt M_ARENA_MAX = -8, M_MMAP_THRESHOLD = -3).
+_MALLOPT = (
+    "import funes_core.faces.mcp as m\n"
+    "def lean():\n"
+    "    libc = m._libc()\n"
+    "    if libc is not None:\n"
+    "        libc.mallopt(-8, {arena})\n"
+    "        libc.mallopt(-3, {mmap})\n"
+    "m.lean_malloc = lean"
+)
+
+#: A prelude that trims once the server has been idle for half a second instead of after each call.
+_IDLE_TRIM = """
+import threading, time
+import funes_core.faces.mcp as m
+state = {"due": None}
+cond = threading.Condition()
+def release():
+    with cond:
+        state["due"] = time.monotonic() + 0.5
+        cond.notify()
+def run():
+    while True:
+        with cond:
+            while state["due"] is None or state["due"] > time.monotonic():
+                cond.wait(None if state["due"] is None else state["due"] - time.monotonic())
+            state["due"] = None
+        libc = m._libc()
+        if libc is not None:
+            libc.malloc_trim(0)
+threading.Thread(target=run, daemon=True).start()
+m.release_memory = release
+"""
+
+#: Memory levers, each measured in its own server process: key -> (what it is, extra environment,
+#: Python run before the server starts, or "nosdk" for the no-SDK floor). Each switches one lever
+#: of the shipped server off (or one candidate on); everything else is as shipped.
+LEVERS: dict[str, tuple[str, dict[str, str], str | None]] = {
+    "shipped": ("shipped", {}, None),
+    "namespace": ("namespace models imported (FUNES_LAZY_NAMESPACE=0)", {"FUNES_LAZY_NAMESPACE": "0"}, None),
+    "graph": (
         "embedding table widened at load (no graph edit)",
         {},
         "import funes_core.models.embed as e; e._OnnxModel.graph = lambda self: self.model_file",
     ),
-    ("glibc malloc defaults (FUNES_LEAN_MALLOC=0)", {"FUNES_LEAN_MALLOC": "0"}, None),
-    ("no MCP SDK (a stdlib tools/call loop: the floor, not a product)", {}, "nosdk"),
-]
+    "malloc": ("glibc malloc defaults (FUNES_LEAN_MALLOC=0)", {"FUNES_LEAN_MALLOC": "0"}, None),
+    "mimalloc": (
+        "pyarrow allocates from its wheel's default pool, mimalloc (ARROW_DEFAULT_MEMORY_POOL=mimalloc)",
+        {"ARROW_DEFAULT_MEMORY_POOL": "mimalloc"},
+        None,
+    ),
+    "nosdk": ("no MCP SDK (a stdlib tools/call loop: the floor, not a product)", {}, "nosdk"),
+    "arena1": ("one malloc arena instead of two", {}, _MALLOPT.format(arena=1, mmap=256 * 1024)),
+    "mmap4m": ("fixed mmap threshold 4 MiB instead of 256 KiB", {}, _MALLOPT.format(arena=2, mmap=4 << 20)),
+    "mmap16m": (
+        "fixed mmap threshold 16 MiB instead of 256 KiB",
+        {},
+        _MALLOPT.format(arena=2, mmap=16 << 20),
+    ),
+    "idle16m": (
+        "fixed mmap threshold 16 MiB, trim after 0.5 s idle instead of after each call",
+        {},
+        _MALLOPT.format(arena=2, mmap=16 << 20) + "\n" + _IDLE_TRIM,
+    ),
+    "idledyn": (
+        "glibc's dynamic mmap threshold, trim after 0.5 s idle",
+        {},
+        _MALLOPT.format(arena=2, mmap=0).replace("        libc.mallopt(-3, 0)\n", "") + "\n" + _IDLE_TRIM,
+    ),
+    "lancethreads": (
+        "lance pools: 4 I/O threads, 2 CPU threads (LANCE_IO_THREADS, LANCE_CPU_THREADS)",
+        {"LANCE_IO_THREADS": "4", "LANCE_CPU_THREADS": "2"},
+        None,
+    ),
+}
+#: How long the server is left idle after the recalls before the "idle" figures are read.
+IDLE_S = 2.0
+#: What runs unless ``--levers`` says otherwise: the shipped server, each shipped lever off, the
+#: no-SDK floor. The others are candidates measured once and not shipped (docs/benchmarks.md).
+DEFAULT_LEVERS = ["shipped", "namespace", "graph", "malloc", "mimalloc", "nosdk"]
 QUERIES = [
     "What did Caroline research for her painting?",
     "When did Melanie go camping with her kids?",
@@ -90,15 +156,61 @@ def handshake(env: dict[str, str]) -> tuple[float, float]:
     return seen[1], seen[2]
 
 
-def _status(pid: int) -> dict[str, int]:
-    out: dict[str, int] = {}
+def _status(pid: int) -> dict[str, Any]:
+    """RSS (and its anonymous / file-backed parts), PSS and threads of ``pid``, in MB.
+
+    PSS (``smaps_rollup``) charges each shared page to the processes mapping it in equal parts:
+    the library pages a funes server shares with other Python processes count once overall,
+    which is closer to what the server costs a user's machine than RSS.
+    """
+    out: dict[str, Any] = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
         if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
             out[key] = int(value.split()[0]) // 1024
         elif key == "Threads":
             out[key] = int(value)
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("Pss", "Pss_Anon", "Pss_File"):
+            out[key] = int(value.split()[0]) // 1024
+    names: dict[str, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+        except OSError:
+            continue
+        names[name] = names.get(name, 0) + 1
+    out["thread_names"] = dict(sorted(names.items()))
     return out
+
+
+def _cpu_and_faults(pid: int) -> tuple[float, int]:
+    """CPU seconds (user + system, all threads) and minor page faults of ``pid`` so far.
+
+    Per recall, these two say what a lever costs the server itself, whatever else the machine
+    runs: a busy shared machine stretches the wall-clock latency, not the work done.
+    """
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks, int(fields[7])
+
+
+def _mappings(pid: int, top: int = 25) -> list[tuple[str, int, int]]:
+    """The ``top`` mappings of ``pid`` by resident size: (path or kind, RSS MB, anonymous MB)."""
+    sizes: dict[str, list[int]] = {}
+    name = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        first = line.split(maxsplit=5)
+        if first and "-" in first[0] and len(first) >= 5 and ":" not in first[0]:
+            name = first[5].strip() if len(first) > 5 else "[anon]"
+            name = Path(name).name if name.startswith("/") else name
+        elif line.startswith(("Rss:", "Anonymous:")):
+            kb = int(line.split()[1])
+            entry = sizes.setdefault(name, [0, 0])
+            entry[0 if line.startswith("Rss:") else 1] += kb
+    rows = sorted(sizes.items(), key=lambda item: -item[1][0])[:top]
+    return [(n, v[0] // 1024, v[1] // 1024) for n, v in rows]
 
 
 def server_command(prelude: str | None) -> list[str]:
@@ -111,7 +223,9 @@ def server_command(prelude: str | None) -> list[str]:
     return [sys.executable, "-c", prelude + "\n" + start]
 
 
-def memory_run(env: dict[str, str], recalls: int, prelude: str | None = None) -> dict[str, Any]:
+def memory_run(
+    env: dict[str, str], recalls: int, prelude: str | None = None, *, smaps: bool = False
+) -> dict[str, Any]:
     proc = subprocess.Popen(
         server_command(prelude),
         stdin=subprocess.PIPE,
@@ -148,12 +262,20 @@ def memory_run(env: dict[str, str], recalls: int, prelude: str | None = None) ->
     out["first_recall_s"] = round(time.perf_counter() - start, 2)
     out["after_first_recall"] = _status(proc.pid)
     warm = []
+    cpu_before, faults_before = _cpu_and_faults(proc.pid)
     for i in range(recalls):
         start = time.perf_counter()
         call("tools/call", {"name": "recall", "arguments": {"query": QUERIES[i % len(QUERIES)]}})
         warm.append(time.perf_counter() - start)
+    cpu_after, faults_after = _cpu_and_faults(proc.pid)
     out[f"after_{recalls + 1}_recalls"] = _status(proc.pid)
+    out["server_cpu_ms_per_recall"] = round(1000 * (cpu_after - cpu_before) / max(recalls, 1), 1)
+    out["page_faults_per_recall"] = round((faults_after - faults_before) / max(recalls, 1))
+    time.sleep(IDLE_S)  # and once the server has been idle a moment
+    out["idle"] = _status(proc.pid)
     out["warm_recall_ms"] = round(1000 * statistics.median(warm), 1)
+    if smaps:
+        out["mappings"] = _mappings(proc.pid)
     proc.stdin.close()
     proc.wait(60)
     proc.stdout.close()
@@ -191,6 +313,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=11, help="spawns per handshake variant")
     parser.add_argument("--memory", nargs="*", default=[], help="FUNES_HOME folders to measure RSS on")
     parser.add_argument("--recalls", type=int, default=100)
+    parser.add_argument(
+        "--levers", nargs="*", default=DEFAULT_LEVERS, choices=list(LEVERS), help="which levers (see LEVERS)"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="servers per lever, alternating")
+    parser.add_argument("--smaps", action="store_true", help="print the largest mappings after the recalls")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     base = {k: v for k, v in os.environ.items() if not k.startswith("FUNES_")}
@@ -198,18 +325,35 @@ def main() -> None:
     if args.runs:
         handshakes(base, args.runs, results)
     for home in args.memory:
-        for name, extra, prelude in LEVERS:
-            run = memory_run({**base, "FUNES_HOME": home, **extra}, args.recalls, prelude)
-            results[f"rss {home} {name}"] = run
-            last = run[f"after_{args.recalls + 1}_recalls"]
-            print(
-                f"{Path(home).name} {name:66} after handshake {run['after_handshake']['VmRSS']:4d} MB, "
-                f"1st recall {run['after_first_recall']['VmRSS']:4d}, after {args.recalls + 1}: "
-                f"{last['VmRSS']:4d} MB (anon {last['RssAnon']}, file {last['RssFile']}, "
-                f"threads {last['Threads']}); warm recall {run['warm_recall_ms']} ms; "
-                f"load {os.getloadavg()[0]:.2f}",
-                flush=True,
-            )
+        for turn in range(args.repeat):  # alternating rounds: load drift hits every lever alike
+            for key in args.levers:
+                name, extra, prelude = LEVERS[key]
+                run = memory_run(
+                    {**base, "FUNES_HOME": home, **extra}, args.recalls, prelude, smaps=args.smaps
+                )
+                results[f"rss {home} {key} {turn}"] = {"lever": name, **run}
+                last = run[f"after_{args.recalls + 1}_recalls"]
+                print(
+                    f"{Path(home).name} {key:10} after handshake {run['after_handshake']['VmRSS']:4d} MB, "
+                    f"1st recall {run['after_first_recall']['VmRSS']:4d}, after {args.recalls + 1}: "
+                    f"RSS {last['VmRSS']:4d} MB (anon {last['RssAnon']}, file {last['RssFile']}), "
+                    f"PSS {last['Pss']} (anon {last['Pss_Anon']}, file {last['Pss_File']}), "
+                    f"threads {last['Threads']}; warm recall {run['warm_recall_ms']} ms, server CPU "
+                    f"{run['server_cpu_ms_per_recall']} ms, {run['page_faults_per_recall']} faults a recall; "
+                    f"first {run['first_recall_s']} s; load {os.getloadavg()[0]:.2f}",
+                    flush=True,
+                )
+                idle = run["idle"]
+                print(
+                    f"{'':{len(Path(home).name) + 12}}idle {IDLE_S:.0f} s later: RSS {idle['VmRSS']:4d} MB "
+                    f"(anon {idle['RssAnon']}, file {idle['RssFile']}), PSS {idle['Pss']}, "
+                    f"threads {idle['Threads']}",
+                    flush=True,
+                )
+                if args.smaps:
+                    print(f"    threads: {last['thread_names']}")
+                    for path, rss, anon in run["mappings"]:
+                        print(f"    {rss:5d} MB (anon {anon:4d})  {path}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
 
