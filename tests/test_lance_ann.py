@@ -168,3 +168,35 @@ def test_rows_still_owed_their_vector_do_not_count_towards_the_index(tmp_path: P
     store.set_vectors({f"owed{i}": list(map(float, v)) for i, v in enumerate(_clustered(600, seed=9))})
     store.optimize()  # 2100 rows with a vector
     assert _vector_indexes(store) == [("vector_ivfpq_p1", "IvfPq")]
+
+
+def _fetched_columns(plan: str) -> list[str]:
+    """The columns of the plan's last read, the outermost: the one that takes the hits' rows by row
+    id (a re-ranked vector query takes the candidates' vectors before it)."""
+    taken = re.findall(r"LanceRead: .*?projection=\[([^\]]*)\], source=stream\(_rowid\)", plan)
+    assert taken, plan
+    return [c.strip() for c in taken[0].split(",")]
+
+
+def test_the_candidate_legs_read_only_what_ranking_needs(tmp_path: Path) -> None:
+    """Each column a leg returns is read once per candidate (a random access at 1M rows): the
+    candidate legs take the rank fields (and the text leg the vector's validity, for ``owed``)."""
+    vectors = _clustered(300)
+    store = _store(tmp_path, vectors, ann_min_rows=200)
+    store.optimize()
+    table, query = store._tbl(), vectors[5]
+    slim = _fetched_columns(store._vector_query(table, query, 30, None, full=False).explain_plan(True))
+    assert slim == ["id", "session_id", "seq", "ts"]
+    full = _fetched_columns(store._vector_query(table, query, 30, None).explain_plan(True))
+    assert len(full) == len(lance.COLUMNS) - 1  # every row column but the vector
+    slim = _fetched_columns(store._text_query(table, "passage", 30, None, full=False).explain_plan(True))
+    assert slim == ["id", "session_id", "seq", "ts", "vector"]
+    # and they find what the full legs find
+    for whole, candidate in (
+        (store.vector_search(query, 30), store.vector_candidates(query, 30)),
+        (store.text_search("passage 7", 30), store.text_candidates("passage 7", 30)),
+    ):
+        assert [(h.row.id, h.score, h.row.seq, h.row.ts) for h in candidate] == [
+            (h.row.id, h.score, h.row.seq, h.row.ts) for h in whole
+        ]
+        assert all(h.row.text == "" for h in candidate)

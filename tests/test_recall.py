@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -34,6 +35,9 @@ from funes_core.store.base import Filters, Hit, Row
 from funes_core.store.handle import Memory, count_tokens
 from funes_core.store.reference import MemoryStore
 from funes_core.turns.format import Block, Turn
+
+if TYPE_CHECKING:
+    from funes_core.store.lance import LanceStore
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -614,6 +618,19 @@ def _dated_and_contextual_turns() -> list[Turn]:
     ]
 
 
+def _store_of(
+    backend: str, path: Path, turns: Sequence[Turn], emb: Embedder, *, owed: Collection[str] = ()
+) -> MemoryStore | LanceStore:
+    """The turns in a reference or LanceDB store (optimized: indexed); ``owed`` sessions without vectors."""
+    from funes_core.store.lance import LanceStore
+
+    store = LanceStore(path) if backend == "lance" else MemoryStore("mem")
+    for t in turns:
+        store.add(rows_of(t, None if t.session_id in owed else emb))
+    store.optimize()
+    return store
+
+
 def _ranking(result: object) -> list[tuple[str, float, tuple[str, ...]]]:
     hits = result.hits  # type: ignore[attr-defined]
     return [(h.row.id, round(h.score, 9), tuple(n.id for n in h.neighbors)) for h in hits]
@@ -626,15 +643,8 @@ def test_a_memory_and_an_empty_one_rank_exactly_like_the_memory_alone(tmp_path: 
 
     emb = HashEmbedder()
     now = datetime(2026, 2, 12, 9, tzinfo=UTC)
-    turns = _dated_and_contextual_turns()
-    if backend == "lance":
-        store: MemoryStore | LanceStore = LanceStore(tmp_path / "local")
-        for t in turns:
-            store.add(rows_of(t, emb))
-        store.optimize()
-        empty: MemoryStore | LanceStore = LanceStore(tmp_path / "empty")  # no table at all
-    else:
-        store, empty = store_with(turns, emb), MemoryStore("empty")
+    store = _store_of(backend, tmp_path / "local", _dated_and_contextual_turns(), emb)
+    empty = LanceStore(tmp_path / "empty") if backend == "lance" else MemoryStore("empty")  # no table
     query = "lazy_html version yesterday"
     params = RecallParams(k=6, candidates=4, neighbors=1)
     alone = recall(store, query, params, embed_query=emb.embed_query, now=now)
@@ -799,3 +809,57 @@ def test_neighbours_are_the_turns_around_each_hit_whether_or_not_the_context_rea
         assert hit.neighbors == tuple(r for r in around if r.turn_uuid != row.turn_uuid)
     # The context step's read serves the neighbours of the hits it covers; others are read after.
     assert len(reads) == (1 if context_head == 20 else 2)
+
+
+# -- candidate legs: ranking on the rank fields, whole rows read for the hits only -----------------
+
+
+class _FullLegsOnly:
+    """A store seen through the three reads recall needs, without the optional candidate legs."""
+
+    def __init__(self, store: object) -> None:
+        self._store = store
+
+    def vector_search(self, vector: object, k: int, filters: Filters | None = None) -> list[Hit]:
+        return self._store.vector_search(vector, k, filters)  # type: ignore[attr-defined, no-any-return]
+
+    def text_search(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
+        return self._store.text_search(query, k, filters)  # type: ignore[attr-defined, no-any-return]
+
+    def session_windows(self, windows: dict[str, tuple[int, int]]) -> list[Row]:
+        return self._store.session_windows(windows)  # type: ignore[attr-defined, no-any-return]
+
+
+@pytest.mark.parametrize("backend", ["reference", "lance"])
+@pytest.mark.parametrize(
+    ("query", "changes"),
+    [
+        ("lazy_html version yesterday", {}),  # date window and turn context both at work
+        ("lazy_html version", {"neighbors": 0}),
+        ("lazy_html version", {"neighbors": 2, "k": 3}),
+        # more hits than the context read covers: their rows are read afterwards
+        ("lazy_html note filler", {"k": 10, "context_head": 1, "candidates": 10}),
+        ("lazy_html deps", {"profile": "recent", "legs": (Leg.TEXT,)}),
+        ("lazy_html note", {"filters": Filters(since=date(2026, 2, 1))}),
+    ],
+)
+def test_candidate_legs_rank_and_return_exactly_what_the_full_legs_do(
+    tmp_path: Path, backend: str, query: str, changes: dict[str, object]
+) -> None:
+    emb = HashEmbedder()
+    now = datetime(2026, 2, 12, 9, tzinfo=UTC)
+    # two sessions' embeddings are still owed: found by the keyword leg alone
+    store = _store_of(backend, tmp_path / "m", _dated_and_contextual_turns(), emb, owed={"o4", "o5"})
+    calls: list[str] = []
+    for name in ("vector_search", "text_search", "vector_candidates", "text_candidates"):
+        method = getattr(store, name)
+        setattr(store, name, lambda *a, _m=method, _n=name: (calls.append(_n), _m(*a))[1])
+    params = replace_(RecallParams(k=6, candidates=6), **changes)
+    found = recall(store, query, params, embed_query=emb.embed_query, now=now)
+    assert calls[0].endswith("_candidates") and "text_candidates" in calls  # (the reference store's
+    calls.clear()  # candidate legs call its full ones)
+    expected = recall(_FullLegsOnly(store), query, params, embed_query=emb.embed_query, now=now)
+    assert calls and all(c.endswith("_search") for c in calls)
+    assert found.hits, "the case must find something"
+    assert found == expected  # whole rows (text, provenance), scores, order and neighbours
+    assert all(hit.row.text and hit.row.turn_uuid for hit in found.hits)

@@ -26,7 +26,16 @@ import numpy as np
 import pytest
 
 from funes_core.models.embed import DIM, Embedder, FastEmbedder, HashEmbedder
-from funes_core.store.base import Filters, ModelMismatchError, ModelStamp, Row, Store, Vector
+from funes_core.store.base import (
+    CandidateSearch,
+    Filters,
+    ModelMismatchError,
+    ModelStamp,
+    Row,
+    Store,
+    Vector,
+    candidate_row,
+)
 
 __all__ = ["StoreContract", "make_row", "shared_real_embedder"]
 
@@ -319,6 +328,36 @@ class StoreContract:
         )
         assert [h.row.id for h in stamped.text_search("flush", 5)] == ["owed"]
         assert [h.row.id for h in stamped.vector_search(_unit(3), 5)] == ["done"]
+
+    @pytest.mark.requirement("store:candidate-search")
+    def test_candidate_legs_find_what_the_full_legs_find(self, stamped: Store) -> None:
+        """Optional (``CandidateSearch``): the same hits, scores and owed flags, rows holding only
+        what ranking reads. A store without the two methods skips this."""
+        if not isinstance(stamped, CandidateSearch):
+            pytest.skip("this store has no candidate legs (optional)")
+        stamped.add(
+            [
+                make_row("a", "the deploy pipeline broke", session_id="s'1", seq=3, vector=_unit(1)),
+                make_row("b", "deploy again tomorrow", seq=7, ts="2026-01-02T00:00:00Z", vector=_unit(2)),
+                make_row("owed", "deploy keys rotated", session_id="s2", seq=1),
+                make_row("c", "nothing to see", vector=_unit(3)),
+            ]
+        )
+        filters = Filters(since=date(2026, 1, 1))
+        for full, slim in (
+            (stamped.text_search("deploy", 5), stamped.text_candidates("deploy", 5)),
+            (stamped.text_search("deploy", 5, filters), stamped.text_candidates("deploy", 5, filters)),
+            (stamped.vector_search(_unit(1), 5), stamped.vector_candidates(_unit(1), 5)),
+            (stamped.vector_search(_unit(2), 1, filters), stamped.vector_candidates(_unit(2), 1, filters)),
+        ):
+            assert full, "the case must find something"
+            assert [(h.row.id, h.vector_owed) for h in slim] == [(h.row.id, h.vector_owed) for h in full]
+            assert [h.score for h in slim] == pytest.approx([h.score for h in full])
+            for candidate, whole in zip(slim, full, strict=True):
+                expected = candidate_row(whole.row.id, whole.row.session_id, whole.row.seq, whole.row.ts)
+                assert candidate.row == expected
+        assert stamped.text_candidates("", 5) == []
+        assert stamped.vector_candidates(_unit(1), 0) == []
 
     # -- vector search ---------------------------------------------------------------------
     @pytest.mark.requirement("store:vector-cosine")

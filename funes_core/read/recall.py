@@ -399,7 +399,7 @@ def _window_filters(filters: Filters, window: Window) -> Filters | None:
 
 
 def _with_window(
-    store: Searchable,
+    legs_of: _Legs,
     query: str,
     fused: list[tuple[Row, float]],
     params: RecallParams,
@@ -420,10 +420,10 @@ def _with_window(
         return fused
     legs: list[tuple[float, Sequence[Hit]]] = []
     if vector is not None:
-        found = store.vector_search(vector, params.candidates, filters)
+        found = legs_of.vector(vector, params.candidates, filters)
         legs.append((profile.vector_weight, [h for h in found if window.contains(h.row.ts)]))
     if Leg.TEXT in params.legs:
-        found = store.text_search(query, params.candidates, filters)
+        found = legs_of.text(query, params.candidates, filters)
         legs.append((profile.text_weight, [h for h in found if window.contains(h.row.ts)]))
     bonus = fuse_relative(legs, blind_weight=profile.vector_weight if vector is not None else 0.0)
     if not bonus:
@@ -449,6 +449,8 @@ class _SessionReads:
     def __init__(self, store: Searchable) -> None:
         self.store = store
         self.read: dict[str, tuple[int, int, list[Row]]] = {}
+        #: every row read so far, by id (whole rows: what a candidate row is resolved to)
+        self.by_id: dict[str, Row] = {}
 
     def windows(self, windows: Mapping[str, tuple[int, int]]) -> list[Row]:
         """The rows of ``windows`` (any others of a session read wider may come along, in order)."""
@@ -460,6 +462,7 @@ class _SessionReads:
         fresh: dict[str, list[Row]] = {}
         for r in self.store.session_windows(missing) if missing else ():
             fresh.setdefault(r.session_id, []).append(r)
+            self.by_id[r.id] = r
         for sid, (lo, hi) in missing.items():
             self.read[sid] = (lo, hi, fresh.get(sid, []))
         return [r for sid in sorted(windows) for r in self.read[sid][2]]
@@ -504,20 +507,37 @@ def _with_context(
     return [(rows[rid], scores[rid]) for rid in order]
 
 
+def _hit_windows(hits: Sequence[tuple[Row, float]], window: int) -> dict[str, tuple[int, int]]:
+    """Per session, the seq span of its hits widened by ``window`` on each side."""
+    spans: dict[str, tuple[int, int]] = {}
+    for row, _ in hits:
+        lo, hi = spans.get(row.session_id, (row.seq, row.seq))
+        spans[row.session_id] = (min(lo, row.seq), max(hi, row.seq))
+    return {sid: (max(lo - window, 0), hi + window) for sid, (lo, hi) in spans.items()}
+
+
+def _whole_rows(
+    reads: _SessionReads, hits: Sequence[tuple[Row, float]], window: int
+) -> list[tuple[Row, float]]:
+    """The hits with their whole rows in place of candidate rows (:class:`CandidateSearch`).
+
+    Read through the neighbours' windows (which hold each hit), so :func:`_neighbors` finds them
+    read already; usually nothing is read at all, the turn-context read held them. A hit whose row
+    is gone (purged between the search and this read) is left out, as any read after it would.
+    """
+    reads.windows(_hit_windows(hits, window))
+    return [(reads.by_id[row.id], score) for row, score in hits if row.id in reads.by_id]
+
+
 def _neighbors(
     store: Searchable | _SessionReads, hits: Sequence[tuple[Row, float]], window: int
 ) -> dict[str, tuple[Row, ...]]:
     """For each hit, the chunks of its session within ±window seq, other turns only (one store read)."""
     if window <= 0 or not hits:
         return {}
-    spans: dict[str, tuple[int, int]] = {}
-    for row, _ in hits:
-        lo, hi = spans.get(row.session_id, (row.seq, row.seq))
-        spans[row.session_id] = (min(lo, row.seq), max(hi, row.seq))
-    windows = {sid: (max(lo - window, 0), hi + window) for sid, (lo, hi) in spans.items()}
     reads = store if isinstance(store, _SessionReads) else _SessionReads(store)
     by_session: dict[str, list[Row]] = {}
-    for r in reads.windows(windows):
+    for r in reads.windows(_hit_windows(hits, window)):
         by_session.setdefault(r.session_id, []).append(r)
     return {
         hit.id: tuple(
@@ -527,6 +547,26 @@ def _neighbors(
         )
         for hit, _ in hits
     }
+
+
+@dataclass(frozen=True, slots=True)
+class _Legs:
+    """The two searches a recall runs: a store's full ones, or its candidate ones (only what ranking
+    reads; the hits' whole rows are read at the end, see :class:`~funes_core.store.base.CandidateSearch`)."""
+
+    vector: Callable[[Vector, int, Filters | None], list[Hit]]
+    text: Callable[[str, int, Filters | None], list[Hit]]
+    #: the rows of the hits are candidate rows, to be read whole
+    candidates: bool
+
+    @classmethod
+    def of(cls, store: Searchable, *, whole: bool) -> _Legs:
+        """The candidate legs when the store has them, unless ``whole`` rows are needed at once."""
+        from funes_core.store.base import CandidateSearch
+
+        if not whole and isinstance(store, CandidateSearch):
+            return cls(store.vector_candidates, store.text_candidates, candidates=True)
+        return cls(store.vector_search, store.text_search, candidates=False)
 
 
 def recall(
@@ -554,11 +594,13 @@ def recall(
     legs: list[tuple[float, Sequence[Hit]]] = []
     vector: Vector | None = None
     depth = max(params.candidates, rerank_pool_size(params.k)) if reranker is not None else params.candidates
+    # A reranker reads the pool's text: the legs then return whole rows.
+    search = _Legs.of(store, whole=reranker is not None)
     if Leg.VECTOR in params.legs and embed_query is not None:
         vector = embed_query(query)
-        legs.append((profile.vector_weight, store.vector_search(vector, depth, params.filters)))
+        legs.append((profile.vector_weight, search.vector(vector, depth, params.filters)))
     if Leg.TEXT in params.legs:
-        legs.append((profile.text_weight, store.text_search(query, depth, params.filters)))
+        legs.append((profile.text_weight, search.text(query, depth, params.filters)))
     blind = profile.vector_weight if vector is not None else 0.0
     fused = (
         fuse_relative(legs, blind_weight=blind)
@@ -573,7 +615,7 @@ def recall(
     moment = now or datetime.now(UTC)
     window = query_window(query, moment) if params.dates else None
     if window is not None:
-        fused = _with_window(store, query, fused, params, profile, window, vector)
+        fused = _with_window(search, query, fused, params, profile, window, vector)
     reads = _SessionReads(store)
     if params.successor > 0 or params.predecessor > 0:
         fused = _with_context(reads, fused, params)
@@ -581,6 +623,8 @@ def recall(
     weighed = [(row, score * freshness(row.ts, half_life, moment)) for row, score in fused]
     weighed.sort(key=lambda pair: -pair[1])  # stable: equal scores keep fused order
     top = weighed[: params.k]
+    if search.candidates:
+        top = _whole_rows(reads, top, params.neighbors)
     neighbours = _neighbors(reads, top, params.neighbors)
     hits = tuple(RecallHit(row, score, neighbours.get(row.id, ())) for row, score in top)
     return RecallResult(query=query, params=params, hits=hits, cut=cut, notes=notes, rerank=cost)

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from funes_core.ingest.chunking import Chunk
 
 __all__ = [
+    "RANK_FIELDS",
+    "CandidateSearch",
     "Filters",
     "Hit",
     "ModelMismatchError",
@@ -31,6 +33,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "Vector",
+    "candidate_row",
 ]
 
 #: An embedding: float32, L2-normalised, of the stamped dimension. A store may keep it at half
@@ -95,6 +98,29 @@ class Row:
             taint=chunk.taint,
             vector=vector,
         )
+
+
+#: The fields of a row that recall's ranking reads: fusion keys by ``id``, date windows and
+#: freshness read ``ts``, turn context and neighbours read ``session_id`` and ``seq``.
+RANK_FIELDS: tuple[str, ...] = ("id", "session_id", "seq", "ts")
+
+
+def candidate_row(id: str, session_id: str, seq: int, ts: str) -> Row:
+    """A row holding only :data:`RANK_FIELDS` (text and the other fields empty): a search candidate
+    whose whole row is read only if it makes the final hits (see :class:`CandidateSearch`)."""
+    return Row(
+        id=id,
+        text="",
+        session_id=session_id,
+        turn_uuid="",
+        seq=seq,
+        ts=ts,
+        role="",
+        harness="",
+        block_type="",
+        block_idx=0,
+        split_idx=0,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,4 +330,28 @@ class Store(Protocol):
         worker) asks this after its write and optimizes itself when it is true, so appends nobody
         optimized (a worker that cannot run) never pile up. Cheap: index statistics only.
         """
+        ...
+
+
+@runtime_checkable
+class CandidateSearch(Protocol):
+    """Optional for a :class:`Store`: search legs that return only what ranking reads.
+
+    Why: on a large table each column a search returns is read once per candidate (a random
+    access into the data files), and a recall keeps a handful of its ~60 candidates. With these
+    methods recall ranks on candidates whose rows are :func:`candidate_row` s (only
+    :data:`RANK_FIELDS`), then reads the whole rows of the hits it keeps through
+    :meth:`Store.session_windows`, the read it does for turn context and neighbours anyway
+    (the window around a hit holds the hit). Same hits, scores, order and ``vector_owed`` as
+    :meth:`Store.vector_search` / :meth:`Store.text_search` (the contract suite checks it).
+
+    A store without them loses nothing but the saving: recall then searches with the full legs.
+    """
+
+    def vector_candidates(self, vector: Vector, k: int, filters: Filters | None = None) -> list[Hit]:
+        """:meth:`Store.vector_search`, each hit's row a :func:`candidate_row`."""
+        ...
+
+    def text_candidates(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
+        """:meth:`Store.text_search`, each hit's row a :func:`candidate_row`."""
         ...

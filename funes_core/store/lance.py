@@ -55,7 +55,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from funes_core.store.base import Filters, Hit, ModelMismatchError, ModelStamp, Row, StoreStats, Vector
+from funes_core.store.base import (
+    RANK_FIELDS,
+    Filters,
+    Hit,
+    ModelMismatchError,
+    ModelStamp,
+    Row,
+    StoreStats,
+    Vector,
+    candidate_row,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -258,6 +268,10 @@ def _and(*clauses: str | None) -> str | None:
 
 def _rows_from_arrow(table: pa.Table) -> list[Row]:
     return [Row(**{c: rec[c] for c in _ROW_COLUMNS}) for rec in table.select(_ROW_COLUMNS).to_pylist()]
+
+
+def _candidate_rows(table: pa.Table) -> list[Row]:
+    return [candidate_row(**rec) for rec in table.select(list(RANK_FIELDS)).to_pylist()]
 
 
 def _dir_size(path: Path) -> int:
@@ -711,18 +725,28 @@ class LanceStore:
         return rows
 
     def vector_search(self, vector: Vector, k: int, filters: Filters | None = None) -> list[Hit]:
+        return self._vector_hits(vector, k, filters, full=True)
+
+    def vector_candidates(self, vector: Vector, k: int, filters: Filters | None = None) -> list[Hit]:
+        """:meth:`vector_search` returning only :data:`RANK_FIELDS` (see ``CandidateSearch``)."""
+        return self._vector_hits(vector, k, filters, full=False)
+
+    def _vector_hits(self, vector: Vector, k: int, filters: Filters | None, *, full: bool) -> list[Hit]:
         table = self._tbl()
         if table is None or k <= 0:
             return []
         query_vec = self._check_vector(vector, self._vector_dim(table))
         if not np.any(query_vec):
             return []
-        result = self._vector_query(table, query_vec, k, filters).to_arrow()
+        result = self._vector_query(table, query_vec, k, filters, full=full).to_arrow()
         distances = result.column("_distance").to_pylist()
-        return [Hit(row, 1.0 - float(d)) for row, d in zip(self._rows(result), distances, strict=True)]
+        rows = self._rows(result) if full else _candidate_rows(result)
+        return [Hit(row, 1.0 - float(d)) for row, d in zip(rows, distances, strict=True)]
 
-    def _vector_query(self, table: Any, query_vec: np.ndarray, k: int, filters: Filters | None) -> Any:
-        """The LanceDB query of :meth:`vector_search` (not run)."""
+    def _vector_query(
+        self, table: Any, query_vec: np.ndarray, k: int, filters: Filters | None, *, full: bool = True
+    ) -> Any:
+        """The LanceDB query of :meth:`vector_search` (``full``) or :meth:`vector_candidates` (not run)."""
         query = table.search(query_vec, vector_column_name="vector").distance_type("cosine")
         if self._ann_probes is None:
             partitions = _ann_partitions(table)
@@ -739,12 +763,27 @@ class LanceStore:
         query = query.refine_factor(ANN_REFINE_FACTOR)
         if where:
             query = query.where(where, prefilter=True)
-        return query.select([*_ROW_COLUMNS, "_distance"]).limit(k)
+        return query.select([*(_ROW_COLUMNS if full else RANK_FIELDS), "_distance"]).limit(k)
 
     def text_search(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
+        return self._text_hits(query, k, filters, full=True)
+
+    def text_candidates(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
+        """:meth:`text_search` returning only :data:`RANK_FIELDS` (see ``CandidateSearch``)."""
+        return self._text_hits(query, k, filters, full=False)
+
+    def _text_hits(self, query: str, k: int, filters: Filters | None, *, full: bool) -> list[Hit]:
         table = self._tbl()
         if table is None or k <= 0 or not query.strip():
             return []
+        result = self._text_query(table, query, k, filters, full=full).to_arrow()
+        scores = result.column("_score").to_pylist()
+        owed = result.column("_owed").to_pylist()
+        rows = self._rows(result) if full else _candidate_rows(result)
+        return [Hit(row, float(s), bool(o)) for row, s, o in zip(rows, scores, owed, strict=True)]
+
+    def _text_query(self, table: Any, query: str, k: int, filters: Filters | None, *, full: bool) -> Any:
+        """The LanceDB query of :meth:`text_search` (``full``) or :meth:`text_candidates` (not run)."""
         from lancedb import query as lance_query
 
         # A MatchQuery is never parsed as query syntax: quotes, colons or AND in the user's words
@@ -757,13 +796,8 @@ class LanceStore:
             search = search.where(where, prefilter=True)
         # Whether each hit's embedding is still owed, computed in the same query (recall ranks an
         # owed row by the keyword leg alone: the vector leg cannot see it).
-        columns = {c: c for c in (*_ROW_COLUMNS, "_score")} | {"_owed": "vector IS NULL"}
-        result = search.select(columns).limit(k).to_arrow()
-        scores = result.column("_score").to_pylist()
-        owed = result.column("_owed").to_pylist()
-        return [
-            Hit(row, float(s), bool(o)) for row, s, o in zip(self._rows(result), scores, owed, strict=True)
-        ]
+        columns = {c: c for c in (*(_ROW_COLUMNS if full else RANK_FIELDS), "_score")}
+        return search.select(columns | {"_owed": "vector IS NULL"}).limit(k)
 
     def session_rows(
         self, session_id: str, seq_from: int | None = None, seq_to: int | None = None

@@ -12,10 +12,20 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
-from funes_core.store.base import Filters, Hit, ModelMismatchError, ModelStamp, Row, StoreStats, Vector
+from funes_core.store.base import (
+    Filters,
+    Hit,
+    ModelMismatchError,
+    ModelStamp,
+    Row,
+    StoreStats,
+    Vector,
+    candidate_row,
+)
 
 __all__ = ["BM25_B", "BM25_K1", "MemoryStore", "tokenize"]
 
@@ -34,6 +44,10 @@ def _as_vector(vector: Vector, dim: int | None) -> Vector:
     if dim is not None and arr.shape[0] != dim:
         raise ValueError(f"vector has {arr.shape[0]} dimensions; this memory holds {dim}-d vectors")
     return arr
+
+
+def _as_candidates(hits: list[Hit]) -> list[Hit]:
+    return [replace(h, row=candidate_row(h.row.id, h.row.session_id, h.row.seq, h.row.ts)) for h in hits]
 
 
 class MemoryStore:
@@ -157,6 +171,13 @@ class MemoryStore:
                     scored.append((score, row.id, row))
         scored.sort(key=lambda t: (-t[0], t[1]))
         return [Hit(row.with_vector(None), score, row.vector is None) for score, _, row in scored[:k]]
+
+    # -- the optional CandidateSearch: the same hits, rows holding only what ranking reads --
+    def vector_candidates(self, vector: Vector, k: int, filters: Filters | None = None) -> list[Hit]:
+        return _as_candidates(self.vector_search(vector, k, filters))
+
+    def text_candidates(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
+        return _as_candidates(self.text_search(query, k, filters))
 
     def session_rows(
         self, session_id: str, seq_from: int | None = None, seq_to: int | None = None
