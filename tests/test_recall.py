@@ -397,6 +397,31 @@ def test_trigger_lines_come_first_in_recall() -> None:
     assert "we deploy on fridays" in text
 
 
+def test_live_triggers_are_read_again_only_when_the_memory_has_changed(tmp_path: Path) -> None:
+    """A store that tells its data version is scanned once per version, a write by another store
+    (another process's, as a reader sees it) included; one that does not is scanned every time."""
+    from funes_core.read.triggers import live
+    from funes_core.store.lance import LanceStore
+
+    writer = LanceStore(tmp_path / "m", read_consistency_interval=None)
+    writer.add(_note_rows(remember_turn("deploy", "never on a friday", seq=0, now=NOW)))
+    reader = LanceStore(tmp_path / "m")  # as recall opens it: sees other writers' commits
+    scans: list[object] = []
+    scan = reader.scan
+    reader.scan = lambda filters=None: (scans.append(filters), scan(filters))[1]  # type: ignore[method-assign]
+    assert [t.keyword for t in live(reader)] == ["deploy"]
+    assert [t.keyword for t in live(reader)] == ["deploy"]
+    assert len(scans) == 1
+    writer.add(_note_rows(remember_turn("lunch", "at noon", seq=1, now=NOW)))
+    assert sorted(t.keyword for t in live(reader)) == ["deploy", "lunch"]
+    assert len(scans) == 2
+    writer.add(_note_rows(forget_turn("deploy", seq=2, now=NOW)))
+    assert [t.keyword for t in live(reader)] == ["lunch"]
+    reference = MemoryStore("mem")  # no data version: read every time
+    reference.add(_note_rows(remember_turn("go", "use 1.22", seq=0, now=NOW)))
+    assert [t.keyword for t in live(reference)] == [t.keyword for t in live(reference)] == ["go"]
+
+
 def test_empty_query_is_an_error(tmp_path: Path) -> None:
     emb = HashEmbedder()
     with pytest.raises(VerbError, match="empty"):

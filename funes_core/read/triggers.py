@@ -8,7 +8,9 @@ the hints of the live triggers its query names before its hits; the ``triggers``
 
 from __future__ import annotations
 
+import contextlib
 import re
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -62,11 +64,30 @@ def live_triggers(rows: Iterable[Row]) -> list[Trigger]:
     return out
 
 
-def live(store: Store) -> list[Trigger]:
-    """The live triggers of a memory, newest first (one scan of the notes session)."""
-    from funes_core.store.base import Filters
+#: The live triggers last read from a store, with the store's data version then (see :func:`live`).
+_LIVE: weakref.WeakKeyDictionary[Store, tuple[int, tuple[Trigger, ...]]] = weakref.WeakKeyDictionary()
 
-    return live_triggers(store.scan(Filters(session_id=NOTES_SESSION)))
+
+def live(store: Store) -> list[Trigger]:
+    """The live triggers of a memory, newest first (one scan of the notes session).
+
+    Every recall asks (its first lines are the triggers its query names), and the notes change
+    rarely: a store that tells its data version (:class:`~funes_core.store.base.Versioned`) is
+    scanned again only once it has changed. The version is read before the scan, so a write landing
+    in between makes the next call scan again rather than keep a stale answer.
+    """
+    from funes_core.store.base import Filters, Versioned
+
+    version = store.data_version() if isinstance(store, Versioned) else None
+    if version is not None:
+        held = _LIVE.get(store)
+        if held is not None and held[0] == version:
+            return list(held[1])
+    found = live_triggers(store.scan(Filters(session_id=NOTES_SESSION)))
+    if version is not None:
+        with contextlib.suppress(TypeError):  # a store that cannot be weakly referenced is not kept
+            _LIVE[store] = (version, tuple(found))
+    return found
 
 
 def matching(triggers: Sequence[Trigger], query: str) -> list[Trigger]:

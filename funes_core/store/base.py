@@ -33,6 +33,7 @@ __all__ = [
     "Store",
     "StoreStats",
     "Vector",
+    "Versioned",
     "candidate_row",
 ]
 
@@ -354,4 +355,19 @@ class CandidateSearch(Protocol):
 
     def text_candidates(self, query: str, k: int, filters: Filters | None = None) -> list[Hit]:
         """:meth:`Store.text_search`, each hit's row a :func:`candidate_row`."""
+        ...
+
+
+@runtime_checkable
+class Versioned(Protocol):
+    """Optional for a :class:`Store`: a cheap value that changes whenever the stored rows may have.
+
+    Why: some reads are repeated on every recall though their rows rarely change (the live keyword
+    triggers: a scan of the notes session, ~5 ms at 1M chunks); with this they are kept until the
+    value changes. It must change with every write, another process's included, as the store's
+    reads see them. A store without it is simply read every time.
+    """
+
+    def data_version(self) -> int | None:
+        """The current version, or ``None`` when it cannot tell (nothing may then be kept)."""
         ...

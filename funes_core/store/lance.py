@@ -398,6 +398,13 @@ class LanceStore:
                 return None
         return self._table
 
+    def data_version(self) -> int | None:
+        """The table's version (``Versioned``): every commit makes a new one, and a store opened with
+        ``read_consistency_interval=0`` sees another process's commits here as in its reads (a
+        manifest check, ~0.2 ms). A rewrite (scrub, purge) is a commit too: versions keep rising."""
+        table = self._tbl()
+        return None if table is None else int(table.version)
+
     def _create(self, stamp: ModelStamp | None) -> Any:
         dim = stamp.dim if stamp else DEFAULT_DIM
         schema = arrow_schema(dim, stamp, primary_key=self.primary_key, vector_type=self.vector_type)
