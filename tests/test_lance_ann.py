@@ -200,3 +200,18 @@ def test_the_candidate_legs_read_only_what_ranking_needs(tmp_path: Path) -> None
             (h.row.id, h.score, h.row.seq, h.row.ts) for h in whole
         ]
         assert all(h.row.text == "" for h in candidate)
+
+
+def test_a_query_of_another_dimension_is_refused_without_reading_the_schema_first(tmp_path: Path) -> None:
+    """LanceDB checks the query's dimension itself; the store reads the schema only to say so."""
+    store = _store(tmp_path, _clustered(50), ann_min_rows=1000)
+    reads: list[int] = []
+    dim = store._vector_dim
+    store._vector_dim = lambda t: (reads.append(1), dim(t))[1]  # type: ignore[method-assign]
+    assert store.vector_search(_clustered(1)[0], 3)
+    assert store.vector_candidates(_clustered(1)[0], 3)
+    assert reads == []
+    for wrong in (np.ones(STAMP.dim + 1, dtype=np.float32), np.zeros(STAMP.dim - 1, dtype=np.float32)):
+        with pytest.raises(ValueError, match=f"this memory holds {STAMP.dim}-d vectors"):
+            store.vector_search(wrong, 3)
+    assert store.vector_search(np.zeros(STAMP.dim, dtype=np.float32), 3) == []
