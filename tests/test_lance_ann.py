@@ -215,3 +215,43 @@ def test_a_query_of_another_dimension_is_refused_without_reading_the_schema_firs
         with pytest.raises(ValueError, match=f"this memory holds {STAMP.dim}-d vectors"):
             store.vector_search(wrong, 3)
     assert store.vector_search(np.zeros(STAMP.dim, dtype=np.float32), 3) == []
+
+
+def test_a_date_filter_is_answered_by_the_ts_index_and_a_narrow_one_compares_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Empty date windows search nothing; narrow ones are exact (every row in the window compared,
+    the index left aside); wide ones go through the index. All three find what exact search finds."""
+    from datetime import date
+
+    monkeypatch.setattr(lance, "ANN_ROWS_PER_PARTITION", 100)
+    monkeypatch.setattr(lance, "EXACT_MAX_ROWS", 500)
+    vectors = _clustered(3000)
+    store = LanceStore(tmp_path / "m", ann_min_rows=2000, read_consistency_interval=None)
+    store.stamp_model(STAMP)
+    days = [1 + (i * 7) % 30 for i in range(3000)]  # 100 rows a day, March 1-30
+    store.add(
+        [
+            make_row(f"r{i}", f"passage {i}", ts=f"2026-03-{d:02d}T12:00:00Z", vector=list(map(float, v)))
+            for i, (v, d) in enumerate(zip(vectors, days, strict=True))
+        ]
+    )
+    store.optimize()
+    table = store._tbl()
+    assert any(ix.columns == ["ts"] for ix in table.list_indices())
+    where = lance.filters_sql(Filters(since=date(2026, 3, 2), until=date(2026, 3, 3)))
+    assert "ts_idx" in table.search().where(where).select(["id"]).limit(None).explain_plan(True)
+    queries: list[bool] = []
+    build = store._vector_query
+    spy = lambda *a, **kw: (queries.append(kw["exact"]), build(*a, **kw))[1]  # noqa: E731
+    monkeypatch.setattr(store, "_vector_query", spy)
+    query = _clustered(1, seed=30)[0]
+    for first, last, exact in ((2, 3, True), (1, 20, False)):  # 200 rows, 2000 rows
+        window = Filters(since=date(2026, 3, first), until=date(2026, 3, last))
+        inside = [i for i, d in enumerate(days) if first <= d <= last]
+        truth = {f"r{i}" for i in sorted(inside, key=lambda i: -float(vectors[i] @ query))[:10]}
+        hits = store.vector_candidates(query, 10, window)
+        assert queries[-1] is exact
+        assert len({h.row.id for h in hits} & truth) >= (10 if exact else 9)
+    assert store.vector_search(query, 10, Filters(since=date(2026, 4, 1))) == []  # nothing that day
+    assert len(queries) == 2  # the empty window ran no vector query
