@@ -291,6 +291,10 @@ class CachedEmbedder:
             self.computed += len(todo)
         return [found[k] for k in keys]
 
+    def model_itself(self) -> FastEmbedder:
+        """The real model behind the cache: every query embedded afresh (latency as users see it)."""
+        return self._fast
+
     def embed_query(self, text: str) -> Vector:
         key = self._key("q", text)
         found = self._lookup([key])
