@@ -7,6 +7,11 @@ conforming backend for anyone writing a new one).
 Rows are append-only: a row's text and provenance are never changed. The one thing a row may
 gain after it is written is its embedding, because text is stored (and searchable by BM25)
 before the slow CPU embedding catches up.
+
+Two capabilities are optional, for stores where reads cost per column or per call (LanceDB at a
+million chunks): :class:`CandidateSearch` (search legs that return only what ranking reads) and
+:class:`Versioned` (a data version, so that repeated reads can be kept until it changes). A
+store without them works unchanged; funes then takes the plain path.
 """
 
 from __future__ import annotations
