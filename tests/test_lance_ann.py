@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -257,3 +258,46 @@ def test_a_date_filter_is_answered_by_the_ts_index_and_a_narrow_one_compares_eve
             assert {h.row.id for h in hits} == truth
     assert store.vector_search(query, 10, Filters(since=date(2026, 4, 1))) == []  # nothing that day
     assert len(queries) == 2  # the empty window ran no vector query
+
+
+def test_segments_added_by_optimize_are_folded_into_one_past_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each optimize that finds new vectors adds a segment every query then searches; past
+    ``ANN_FOLD_AFTER`` the index is built again as one, and the appended rows are still found."""
+    monkeypatch.setattr(lance, "ANN_ROWS_PER_PARTITION", 500)
+    monkeypatch.setattr(lance, "ANN_FOLD_AFTER", 2)
+    vectors = _clustered(3000)
+    store = _store(tmp_path, vectors, ann_min_rows=2000)
+    store.optimize()
+    table = store._tbl()
+    assert store._ann_segments(table) == 1
+    later = _clustered(40, seed=31)
+    seen, fragments = [], []
+    for at in range(0, 40, 10):
+        store.add(_rows(later[at : at + 10], start=3000 + at))
+        store.optimize()
+        seen.append(store._ann_segments(table))
+        fragments.append(table.stats()["fragment_stats"]["num_fragments"])
+    # Never more than the limit, and folded at least once (without the fold: 1, 2, 3, 4).
+    assert max(seen) <= 2 and any(b < a for a, b in itertools.pairwise(seen))
+    # The fragments the old segments kept apart are compacted with the fold, not one append later.
+    assert max(fragments) <= 2
+    assert _vector_indexes(store) == [("vector_ivfpq_p6", "IvfPq")]  # same partitions: not a growth rebuild
+    for i in (5, 15, 25, 35):
+        assert store.vector_search(list(map(float, later[i])), 10)[0].row.id == f"r{3000 + i}"
+
+
+def test_optimize_leaves_folding_to_a_caller_that_asks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lance, "ANN_ROWS_PER_PARTITION", 500)
+    monkeypatch.setattr(lance, "ANN_FOLD_AFTER", 2)
+    vectors = _clustered(3000)
+    store = _store(tmp_path, vectors, ann_min_rows=2000)
+    store.optimize()
+    later = _clustered(40, seed=31)
+    for at in range(0, 40, 10):
+        store.add(_rows(later[at : at + 10], start=3000 + at))
+        store.optimize(fold=False)
+    assert store._ann_segments(store._tbl()) > 2

@@ -218,7 +218,7 @@ def test_upkeep_raises_anything_but_a_lost_race_at_once(
     pauses: list[float] = []
     monkeypatch.setattr(push_module.time, "sleep", pauses.append)
 
-    def broken() -> None:
+    def broken(**_: object) -> None:
         raise RuntimeError("lance error: not found: some object")
 
     monkeypatch.setattr(remote, "optimize", broken)

@@ -34,7 +34,8 @@ Design notes (each one is a reason, not a preference):
   candidates on the stored vectors (``refine_factor``), so scores are exact cosines and recall@10
   against exact search stays >= 0.95 (``bench/ann.py``). IVF_PQ, not IVF_HNSW_SQ: at 1M rows the
   HNSW graphs did not finish building in an hour on 2 cores; IVF_PQ trains in minutes. The index
-  is rebuilt with more partitions when the rows grow :data:`ANN_REBUILD_GROWTH`-fold.
+  is rebuilt with more partitions when the rows grow :data:`ANN_REBUILD_GROWTH`-fold, and rebuilt
+  as one segment once :meth:`optimize` has added more than :data:`ANN_FOLD_AFTER` (see there).
 - **Versions.** Every commit is a version; :meth:`optimize` compacts and deletes versions older
   than :data:`VERSION_GRACE`. Not zero: a reader in another process may be mid-query on one.
 - **Readers** connect with ``read_consistency_interval=0`` so every call sees the latest commit of
@@ -110,6 +111,12 @@ ANN_PROBE_SHARE = 0.1
 ANN_REFINE_FACTOR = 10
 #: The index is built again, with more partitions, when the rows have grown this many times.
 ANN_REBUILD_GROWTH = 4
+#: Segments of the vector index :meth:`LanceStore.optimize` lets pile up before it builds the index
+#: again as one. Every optimize that finds new vectors adds a segment (LanceDB 0.40 does not expose
+#: merging them), a query searches each one (~1.5 ms a segment at 1M rows, for good), and Lance never
+#: compacts fragments indexed by different segments. A rebuild costs minutes at 1M rows, so it is
+#: not done per append; the original tool also folded its delta indexes after 8.
+ANN_FOLD_AFTER = 8
 #: The vector index's name records its partition count (``vector_ivfpq_p<N>``).
 _ANN_PREFIX = "vector_ivfpq_p"
 #: A date-filtered vector query over at most this many rows compares them all (exact, and faster
@@ -581,11 +588,14 @@ class LanceStore:
         data = current.set_column(names.index("vector"), table.schema.field("vector"), column)
         table.merge_insert("id").when_matched_update_all(where="target.vector IS NULL").execute(data)
 
-    def optimize(self) -> None:
+    def optimize(self, *, fold: bool = True) -> None:
         """Fold new rows into the indexes, compact small fragments, drop versions past the grace period.
 
         Builds the ANN index the first time :attr:`ann_min_rows` rows carry a vector; after that,
-        ``optimize`` keeps it current incrementally.
+        ``optimize`` keeps it current incrementally, one segment per call that finds new vectors,
+        and builds it again as one segment (then compacts) past :data:`ANN_FOLD_AFTER` segments.
+        ``fold=False`` leaves that to the caller (a push's upkeep folds a remote by its own rule,
+        inside its retry of lost commit races).
         """
         table = self._tbl()
         if table is None:
@@ -605,6 +615,12 @@ class LanceStore:
             with_vectors = table.count_rows("vector IS NOT NULL")
             if with_vectors >= self.ann_min_rows and _ann_outgrown(partitions, with_vectors):
                 self._build_ann(table, with_vectors)
+                return
+        if fold and partitions is not None and self._ann_segments(table) > ANN_FOLD_AFTER:
+            self._build_ann(table, table.count_rows("vector IS NOT NULL"))
+            # Fragments kept apart by the old segments can merge now: compact them at once, or a
+            # memory past UPKEEP_FRAGMENTS would be optimized again on every append.
+            table.optimize(cleanup_older_than=VERSION_GRACE)
 
     def needs_upkeep(self) -> bool:
         """More than :data:`UPKEEP_ROWS` rows outside an index, or :data:`UPKEEP_FRAGMENTS` fragments.
@@ -667,6 +683,14 @@ class LanceStore:
             return False
         self._build_ann(table, with_vectors)
         return True
+
+    def _ann_segments(self, table: Any) -> int:
+        """Segments of the vector index (index statistics only; 0 without one)."""
+        os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")
+        for ix in table.list_indices():
+            if ix.columns == ["vector"]:
+                return int(table.index_stats(ix.name).num_indices)
+        return 0
 
     def index_backlog(self) -> IndexBacklog:
         """Rows outside the full-text and ANN indexes, and the ANN's segments (index statistics only)."""

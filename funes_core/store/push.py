@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from funes_core.ingest.gate import GateReport, scan_block
+from funes_core.store.lance import ANN_FOLD_AFTER
 from funes_core.store.remote import Failure, RemoteError, classify, filesystem, lance_options
 from funes_core.store.remotes import Remote
 
@@ -68,9 +69,9 @@ DEFAULT_BATCH = 2000
 #: Rows outside a remote's indexes before a push folds them in: a flat scan of fewer is cheap
 #: (the original tool's threshold, too).
 REINDEX_MIN_ROWS = 500
-#: Segments of the ANN index before a push rebuilds it as one (each fold adds a segment, and a
-#: query searches every segment; the original tool folded its delta indexes after 8 as well).
-FOLD_AFTER = 8
+#: Segments of the ANN index before a push rebuilds it as one: the local memory's rule
+#: (:data:`~funes_core.store.lance.ANN_FOLD_AFTER`), applied here inside the lost-race retry.
+FOLD_AFTER = ANN_FOLD_AFTER
 _KEY = ("session_id", "turn_uuid", "block_idx")
 T = TypeVar("T")
 
@@ -304,7 +305,7 @@ def upkeep(target: LanceStore, reindex: bool | None = None) -> Upkeep:
     before = target.index_backlog()
     if reindex is None and before.rows < REINDEX_MIN_ROWS:
         return Upkeep("none", before.rows, before.rows)
-    _retry(target.optimize, target)
+    _retry(lambda: target.optimize(fold=False), target)
     action = "folded"
     segments = target.index_backlog().segments
     if before.segments and (segments > FOLD_AFTER or (reindex and segments > 1)):
