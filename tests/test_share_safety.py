@@ -184,10 +184,10 @@ from funes_core.store.lance import LanceStore
 from funes_core.faces.cli.main import main
 real = LanceStore.optimize
 point = sys.argv[1]
-def dying(self):
+def dying(self, **options):
     if point == "start":
         os.kill(os.getpid(), signal.SIGKILL)
-    real(self)
+    real(self, **options)
     os.kill(os.getpid(), signal.SIGKILL)
 LanceStore.optimize = dying
 sys.argv = ["funes", *sys.argv[2:]]
