@@ -12,7 +12,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["PRIVATE_FILE_MODE", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["PRIVATE_FILE_MODE", "atomic_write_bytes", "atomic_write_text", "missing_dirs"]
 
 #: The mode of files funes creates: only the owner may read what holds the memory or a config.
 PRIVATE_FILE_MODE = 0o600
@@ -54,3 +54,17 @@ def atomic_write_bytes(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def missing_dirs(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, innermost first.
+
+    For callers that create them one level at a time (outermost first) with a mode of their own:
+    ``mkdir(parents=True)`` would give every parent the umask's mode.
+    """
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        missing.append(probe)
+        probe = probe.parent
+    return missing

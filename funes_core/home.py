@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from funes_core.files import atomic_write_text
+from funes_core.files import atomic_write_text, missing_dirs
 
 __all__ = [
     "DIRTY_NAME",
@@ -163,11 +163,7 @@ def ensure_private_dir(path: Path) -> None:
 
     ``mkdir(parents=True)`` would give the parents the umask's mode, so each level is made here.
     """
-    missing: list[Path] = []
-    probe = path
-    while not probe.exists() and probe.parent != probe:
-        missing.append(probe)
-        probe = probe.parent
+    missing = missing_dirs(path)
     for folder in reversed(missing):
         folder.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
     with contextlib.suppress(OSError):  # a folder we do not own: leave its mode to its owner

@@ -31,6 +31,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar
 
+from funes_core.files import missing_dirs
 from funes_core.host.agent import CONTRACT_VERSION, SUPPORTED_CONTRACTS, Agent, Capabilities
 from funes_core.host.hookrt import resolve_funes_home, spawn_detached
 from funes_core.turns.format import Turn, turns_to_jsonl, write_turns_file
@@ -321,12 +322,7 @@ def _ensure_dir(path: Path, *, private_root: Path | None) -> None:
     """Create ``path``; folders created at or below ``private_root`` (funes-owned state) are 0700."""
     if path.is_dir():
         return
-    missing: list[Path] = []
-    probe = path
-    while not probe.exists() and probe.parent != probe:
-        missing.append(probe)
-        probe = probe.parent
-    for folder in reversed(missing):
+    for folder in reversed(missing_dirs(path)):
         private = private_root is not None and folder.is_relative_to(private_root)
         folder.mkdir(mode=0o700 if private else 0o777, exist_ok=True)
         if private:
