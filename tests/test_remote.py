@@ -479,8 +479,8 @@ def _wait_port(port: int) -> None:
     raise RuntimeError("server did not start")
 
 
-class Always503:
-    """An HTTP server that answers every request with 503 (a store in trouble)."""
+class _Listener:
+    """A TCP server on 127.0.0.1 whose thread hands each accepted connection to :meth:`_handle`."""
 
     def __init__(self) -> None:
         self.sock = socket.socket()
@@ -496,41 +496,41 @@ class Always503:
                 conn, _ = self.sock.accept()
             except OSError:
                 return
-            with conn:
-                try:
-                    conn.recv(65536)
-                    conn.sendall(
-                        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                    )
-                except OSError:
-                    pass
+            self._handle(conn)
+
+    def _handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
 
     def close(self) -> None:
         self.sock.close()
 
 
-class Silent:
+class Always503(_Listener):
+    """An HTTP server that answers every request with 503 (a store in trouble)."""
+
+    def _handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                )
+            except OSError:
+                pass
+
+
+class Silent(_Listener):
     """A TCP server that accepts connections and never answers (a store that hangs)."""
 
     def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.endpoint = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self._held: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self._held.append(conn)  # kept open, never read from or written to
+    def _handle(self, conn: socket.socket) -> None:
+        self._held.append(conn)  # kept open, never read from or written to
 
     def close(self) -> None:
-        self.sock.close()
+        super().close()
         for conn in self._held:
             conn.close()
 
