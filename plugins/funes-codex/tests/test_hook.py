@@ -17,11 +17,13 @@ from funes_core import HookSources
 
 SID = "01a22762-e11b-7130-b1e4-fdc7dc5fd268"
 
-#: A stand-in for funes: records its argv and FUNES_HOME.
+#: A stand-in for funes: records its argv and FUNES_HOME. The record is written under another name and renamed
+#: into place, so a test polling for it never reads a half-written file (it did, under load).
 FAKE_FUNES = """#!{python}
 import json, os, sys
-with open(sys.argv[1], "w") as fh:
+with open(sys.argv[1] + ".part", "w") as fh:
     json.dump({{"argv": sys.argv[2:], "funes_home": os.environ.get("FUNES_HOME")}}, fh)
+os.replace(sys.argv[1] + ".part", sys.argv[1])
 """
 
 
