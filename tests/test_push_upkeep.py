@@ -225,3 +225,77 @@ def test_upkeep_raises_anything_but_a_lost_race_at_once(
     with pytest.raises(RuntimeError, match="not found"):
         upkeep(remote, reindex=True)
     assert pauses == []
+
+
+# ----------------------------------------------------------------------------- creation races
+
+
+def test_a_creation_that_lost_the_race_puts_back_the_rows_it_would_have_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two pushers create one remote at once. Lance commits the later creation as an overwrite on
+    top of the first pusher's published rows; the later store puts those rows back."""
+    first = LanceStore(tmp_path / "remote", primary_key=True)
+    first.stamp_model(EMB.stamp)
+    published = rows(12)
+    first.add(published[:6])
+    first.add(published[6:])
+    late = LanceStore(tmp_path / "remote", primary_key=True)
+    real_open, real_create = late._db.open_table, late._db.create_table
+    looks: list[str] = []
+
+    def open_as_before_the_first_creation(name: str, **kwargs: object) -> object:
+        looks.append(name)
+        if len(looks) == 1:  # the late pusher looked before the first pusher's creation landed
+            raise ValueError(f"Table '{name}' was not found")
+        return real_open(name, **kwargs)
+
+    def create_as_lance_does_after_a_lost_race(name: str, **kwargs: object) -> object:
+        # What the lost race commits: the creation as an overwrite at the latest version + 1.
+        return real_create(name, mode="overwrite", **kwargs)
+
+    monkeypatch.setattr(late._db, "open_table", open_as_before_the_first_creation)
+    monkeypatch.setattr(late._db, "create_table", create_as_lance_does_after_a_lost_race)
+    late.stamp_model(EMB.stamp)
+    late.add(rows(3, start=100))
+    first.refresh()
+    expected = {r.id for r in published} | {f"r{i:05d}" for i in range(100, 103)}
+    assert first.all_ids() == expected
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        "Retryable commit conflict for version 7",
+        "lance error: Incompatible transaction: This Update transaction is incompatible with "
+        "concurrent transaction Overwrite at version 6.",
+        "Too many concurrent writers. ",
+    ],
+)
+def test_a_commit_that_lost_a_race_is_done_again_on_the_latest_version(refusal: str) -> None:
+    from funes_core.store.lance import retry_lost_races
+
+    calls: list[str] = []
+
+    def step() -> str:
+        calls.append("commit")
+        if len(calls) == 1:
+            raise RuntimeError(refusal)
+        return "committed"
+
+    assert retry_lost_races(step, lambda: calls.append("refresh")) == "committed"
+    assert calls == ["commit", "refresh", "commit"]
+
+
+def test_any_other_commit_error_is_raised_at_once() -> None:
+    from funes_core.store.lance import retry_lost_races
+
+    calls: list[int] = []
+
+    def step() -> None:
+        calls.append(1)
+        raise RuntimeError("LanceError(IO): disk full")
+
+    with pytest.raises(RuntimeError, match="disk full"):
+        retry_lost_races(step, lambda: None)
+    assert calls == [1]

@@ -49,11 +49,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -90,6 +92,7 @@ __all__ = [
     "arrow_schema",
     "filters_sql",
     "lost_commit_race",
+    "retry_lost_races",
     "sql_literal",
     "windows_sql",
 ]
@@ -161,6 +164,7 @@ COLUMNS: tuple[str, ...] = (
     "repo",
     "taint",
 )
+T = TypeVar("T")
 _ROW_COLUMNS = [c for c in COLUMNS if c != "vector"]
 _NULLABLE = {"parent_uuid", "tool_name", "vector"}
 _INT_COLUMNS = {"seq", "block_idx", "split_idx"}
@@ -168,7 +172,9 @@ _MODEL_KEY = b"embedding_model"
 _DIM_KEY = b"embedding_dim"
 _PK_KEY = b"lance-schema:unenforced-primary-key"
 #: What Lance says when a concurrent writer's commit won a race it cannot rebase this one onto.
-_COMMIT_RACE = "Retryable commit conflict"
+_COMMIT_RACE = re.compile(
+    r"Retryable commit conflict|Incompatible transaction|Too many concurrent writ", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,8 +306,33 @@ def _dir_size(path: Path) -> int:
 
 def lost_commit_race(exc: BaseException) -> bool:
     """True when Lance refused a commit because a concurrent writer's came first and the step must be
-    done again on the latest version ("Retryable commit conflict ... preempted by concurrent ...")."""
-    return _COMMIT_RACE in str(exc)
+    done again on the latest version: a conflict it could not rebase ("Retryable commit conflict"),
+    a commit a concurrent creation's overwrite made stale ("Incompatible transaction"), or its own
+    retries running out beside busy writers ("Too many concurrent writers")."""
+    return _COMMIT_RACE.search(str(exc)) is not None
+
+
+def retry_lost_races(step: Callable[[], T], refresh: Callable[[], object], attempts: int = 8) -> T:
+    """Run ``step``, an idempotent commit to a table several writers share; after a lost race
+    (:func:`lost_commit_race`), ``refresh`` to the latest version and run it again there.
+
+    A store of a shared table never re-reads it by itself, and redoing the step on its stale view
+    lost the same race again, every time. Each retry waits a growing, jittered pause first (two
+    writers retrying at once collided in lock-step). Any other error is raised at once.
+    """
+    import random
+
+    attempt = 1
+    while True:
+        try:
+            return step()
+        except Exception as exc:
+            if attempt == attempts or not lost_commit_race(exc):
+                raise
+        time.sleep(random.uniform(0.2, 1.0) * attempt)
+        with contextlib.suppress(Exception):
+            refresh()
+        attempt += 1
 
 
 def _unless_done(table: Any, step: Callable[[], object], done: Callable[[list[Any]], bool]) -> None:
@@ -421,9 +452,42 @@ class LanceStore:
     def _create(self, stamp: ModelStamp | None) -> Any:
         dim = stamp.dim if stamp else DEFAULT_DIM
         schema = arrow_schema(dim, stamp, primary_key=self.primary_key, vector_type=self.vector_type)
-        self._table = self._db.create_table(TABLE_NAME, schema=schema, exist_ok=True)
+        if not self.primary_key:
+            # One writer (the store lock): nobody can create the table between the look and the write.
+            self._table = self._db.create_table(TABLE_NAME, schema=schema, exist_ok=True)
+        else:
+            self._table = self._create_shared(schema)
         self._ensure_fts()
         return self._table
+
+    def _create_shared(self, schema: pa.Schema) -> Any:
+        """Create the table of a memory several writers share (a remote), and lose nothing to a race.
+
+        Lance looks for the dataset, writes, then commits the creation as an *overwrite*; when
+        another pusher created the dataset and committed rows in between, that overwrite is
+        rebased onto their latest version and hides every row they had published (seen: "Update
+        transaction is incompatible with concurrent transaction Overwrite at version 6"). So a
+        creation that did not land as version 1 puts the rows of the version it replaced back,
+        through ``merge_insert`` on ``id``: an insert of what is missing, safe beside concurrent
+        writers, where a ``restore`` would itself hide what they committed since.
+        """
+        try:
+            table = self._db.create_table(TABLE_NAME, schema=schema)
+        except (ValueError, OSError, RuntimeError) as exc:
+            if "already exists" not in str(exc).lower():
+                raise
+            return self._db.open_table(TABLE_NAME)
+        created = int(table.version)
+        if created > 1:
+            table.checkout(created - 1)
+            hidden = table.to_arrow()
+            table.checkout_latest()
+            if hidden.num_rows:
+                retry_lost_races(
+                    lambda: table.merge_insert("id").when_not_matched_insert_all().execute(hidden),
+                    table.checkout_latest,
+                )
+        return table
 
     def _ensure_fts(self) -> None:
         """Make sure the FTS index exists (a crash between table creation and indexing leaves none)."""
@@ -540,8 +604,15 @@ class LanceStore:
         if self.primary_key:
             # Several writers (a remote): only merge_insert's commit conflict keeps ids unique.
             data = self._arrow_rows(table, list(unique.values()))
-            merge = table.merge_insert("id").when_not_matched_insert_all()
-            return int(merge.execute(data, on_bad_vectors="null").num_inserted_rows)
+            result = retry_lost_races(
+                lambda: (
+                    table.merge_insert("id")
+                    .when_not_matched_insert_all()
+                    .execute(data, on_bad_vectors="null")
+                ),
+                table.checkout_latest,
+            )
+            return int(result.num_inserted_rows)
         # Deduplicate against the memory with one look-up of the ids, then append. A
         # merge_insert on "id" would join the batch against the whole table on every commit, at a
         # cost that grows with the memory (about 200 MB more at 80k chunks); there is one writer
@@ -1017,7 +1088,10 @@ class LanceStore:
             raise ValueError("the table does not exist yet: stamp_model first")
         schema = table.schema
         data = rows.select(schema.names).cast(schema)
-        result = table.merge_insert("id").when_not_matched_insert_all().execute(data)
+        result = retry_lost_races(
+            lambda: table.merge_insert("id").when_not_matched_insert_all().execute(data),
+            table.checkout_latest,
+        )
         return int(result.num_inserted_rows)
 
     def rebuild_indexes(self, table: Any | None = None) -> None:

@@ -314,30 +314,13 @@ def upkeep(target: LanceStore, reindex: bool | None = None) -> Upkeep:
     return Upkeep(action, before.rows, target.index_backlog().rows, time.monotonic() - start)
 
 
-def _retry(step: Callable[[], T], target: LanceStore, attempts: int = 6) -> T:
-    """Run ``step``, a commit to ``target``; after a lost commit race, again on the latest version.
+def _retry(step: Callable[[], T], target: LanceStore) -> T:
+    """Run ``step``, an idempotent commit to ``target``; after a lost commit race, again on the
+    latest version (another pusher's upkeep compacted the same fragments or folded rows into the
+    same index first)."""
+    from funes_core.store.lance import retry_lost_races
 
-    Another pusher's upkeep may commit first a change Lance cannot rebase this one onto (both
-    compact the same fragments, both fold rows into the same index: "Retryable commit conflict").
-    The steps are idempotent, so the step runs again, but on the latest version: a remote store
-    never re-reads the table by itself, and redoing the step on its stale view lost the same race
-    again, every time. Each retry waits a growing, jittered pause first (two pushers retrying at
-    once collided in lock-step). Any other error is raised at once.
-    """
-    import random
-
-    from funes_core.store.lance import lost_commit_race
-
-    attempt = 1
-    while True:
-        try:
-            return step()
-        except Exception as exc:
-            if attempt == attempts or not lost_commit_race(exc):
-                raise
-        time.sleep(random.uniform(0.2, 1.0) * attempt)
-        target.refresh()
-        attempt += 1
+    return retry_lost_races(step, target.refresh, attempts=6)
 
 
 class PushRefused(RuntimeError):
