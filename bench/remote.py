@@ -24,7 +24,7 @@ Figures (each beside the 1-minute load average):
 - ``--policies``: push index upkeep side by side, on two buckets behind the same proxy, at the same
   load: *before* (what ``funes push`` did until the upkeep policy: every push ended with one full
   ``optimize`` of the remote, emulated as ``push(reindex=False)`` followed by that ``optimize``)
-  and *after* (the threshold policy of ``store.push.upkeep``), for a first push of the corpus and
+  and *after* (the threshold policy of ``share.push.upkeep``), for a first push of the corpus and
   a follow-up push of 300 new rows; requests and bytes each way as the proxy saw them.
 
 Usage::
@@ -246,9 +246,9 @@ def push_policies(run_home: Path, proxy: DelayProxy, s3_port: int, chunks: int) 
     """Push index upkeep, before and after the threshold policy, side by side (see the docstring)."""
     import boto3
 
+    from funes_core.share.push import _retry, open_remote_store, push
+    from funes_core.share.remotes import load_remotes
     from funes_core.store import open_store
-    from funes_core.store.push import _retry, open_remote_store, push
-    from funes_core.store.remotes import load_remotes
 
     home = Home(run_home)
     s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{s3_port}", region_name="us-east-1")

@@ -14,9 +14,9 @@ import pytest
 
 from funes_contracts.store import make_row
 from funes_core.models.embed import HashEmbedder
+from funes_core.share.manifest import manifest_version, newest_manifest, referenced_files
 from funes_core.store.base import Row
 from funes_core.store.lance import LanceStore
-from funes_core.store.manifest import manifest_version, newest_manifest, referenced_files
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """A remote's index upkeep: by threshold, forced or skipped; rows outside the indexes still found.
 
-The policy (``store.push.upkeep``) runs on a LanceDB table; a folder remote is one, so these tests
+The policy (``share.push.upkeep``) runs on a LanceDB table; a folder remote is one, so these tests
 need no S3 server (``test_remote.py`` runs push end to end against one).
 """
 
@@ -17,10 +17,10 @@ from funes_core.faces.cli.app import make_app
 from funes_core.home import Home
 from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import HashEmbedder
-from funes_core.store import push as push_module
+from funes_core.share import push as push_module
+from funes_core.share.push import upkeep
 from funes_core.store.base import Row
 from funes_core.store.lance import IndexBacklog, LanceStore
-from funes_core.store.push import upkeep
 from funes_core.turns.format import Block, Turn, write_turns_file
 
 pytestmark = pytest.mark.slow

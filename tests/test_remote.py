@@ -168,9 +168,9 @@ def test_the_mirror_holds_only_what_the_newest_version_reads(
     """Small batches leave superseded fragments and versions in the bucket (the grace period); the
     mirror copies the newest version's files only, keeps the version it showed for one refresh
     more, never downloads a pruned file again, and reads like the local memory."""
-    from funes_core.store.push import push
-    from funes_core.store.remote import mirror_dir, sync_mirror
-    from funes_core.store.remotes import load_remotes
+    from funes_core.share.mirror import mirror_dir, sync_mirror
+    from funes_core.share.push import push
+    from funes_core.share.remotes import load_remotes
 
     add_remote(bucket)
     assert cli("push", "team", "--batch", "20", "--reindex")[0] == 0
@@ -608,7 +608,7 @@ def test_a_remote_mirror_is_private_whatever_the_umask(home: Home, bucket: Bucke
     finally:
         os.umask(old)
     assert code == 0 and "→ get" in out, err
-    from funes_core.store.remote import mirror_dir
+    from funes_core.share.mirror import mirror_dir
 
     root = mirror_dir(home, "team").parent
     mirrored = [root, *root.rglob("*")]

@@ -98,8 +98,8 @@ class _Memories:
 def check_agent_memory(spec: str, home: Home | None) -> None:
     """Refuse a ``memory`` argument that is not ``local`` or a configured remote's name (one line)."""
     from funes_core.home import Home as _Home
+    from funes_core.share.remotes import RemoteConfigError, load_remotes
     from funes_core.store.handle import MemoryUnavailableError
-    from funes_core.store.remotes import RemoteConfigError, load_remotes
 
     try:
         known = set(load_remotes(home or _Home.resolve()))

@@ -26,8 +26,8 @@ from funes_core.store.base import (
 )
 
 if TYPE_CHECKING:
+    from funes_core.share.remotes import Remote
     from funes_core.store.lance import LanceStore
-    from funes_core.store.remotes import Remote
 
 __all__ = [
     "NO_INDEX_MESSAGE",
@@ -72,7 +72,7 @@ class MemoryLocation:
     """Where a memory lives: a local folder (holding ``chunks.lance``), or a configured remote.
 
     A remote on object storage is read through its local mirror (``uri`` is the mirror's folder,
-    filled by :func:`funes_core.store.remote.sync_mirror` when the store is opened); a folder
+    filled by :func:`funes_core.share.mirror.sync_mirror` when the store is opened); a folder
     remote is read in place.
     """
 
@@ -116,7 +116,7 @@ def resolve_memory(
             raw, f"{raw}: name a remote instead of a URI (funes remote add NAME {raw}, then --memory NAME)"
         )
     if "/" not in raw and "\\" not in raw and not raw.startswith((".", "~")):
-        from funes_core.store.remotes import load_remotes
+        from funes_core.share.remotes import load_remotes
 
         home = home or Home.resolve()
         remotes = load_remotes(home)
@@ -124,7 +124,7 @@ def resolve_memory(
             remote = remotes[raw]
             if remote.is_folder:
                 return MemoryLocation(str(remote.folder), remote.name, is_default=False, remote=remote)
-            from funes_core.store.remote import mirror_dir
+            from funes_core.share.mirror import mirror_dir
 
             return MemoryLocation(str(mirror_dir(home, raw)), remote.name, is_default=False, remote=remote)
         if not Path(raw).exists():
@@ -190,15 +190,15 @@ def open_store(
 
 def _open_remote(location: MemoryLocation, *, home: Home, expect: ModelStamp | None) -> LanceStore:
     """A remote for reading: its mirror brought up to date (or the folder itself), checked."""
+    from funes_core.share.mirror import Failure, RemoteError, sync_mirror
     from funes_core.store.lance import LanceStore, NotFunesMemoryError
-    from funes_core.store.remote import Failure, RemoteError, sync_mirror
 
     remote = location.remote
     assert remote is not None
     taint = "external" if remote.taint == "external" else None
     if remote.scheme == "hf":
         # The Hugging Face Hub: read in place by LanceDB (no mirror; untested here, unreachable).
-        from funes_core.store.remote import lance_options
+        from funes_core.share.mirror import lance_options
 
         hub = LanceStore(remote.uri, label=remote.name, taint=taint, storage_options=lance_options(remote))
         if expect is not None:

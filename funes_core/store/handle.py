@@ -156,7 +156,7 @@ class Memory:
 
     def _refresh(self) -> None:
         """A long-lived reader (the MCP server) re-lists its remote at most every refresh period."""
-        from funes_core.store.remote import RemoteError, refresh_seconds, sync_mirror
+        from funes_core.share.mirror import RemoteError, refresh_seconds, sync_mirror
 
         if self.remote is None or time.monotonic() - self._synced < refresh_seconds():
             return

@@ -17,7 +17,7 @@ import typer
 
 if TYPE_CHECKING:
     from funes_core.home import Home
-    from funes_core.store.push import Upkeep
+    from funes_core.share.push import Upkeep
 
 __all__ = ["register"]
 
@@ -109,7 +109,7 @@ def _home() -> Home:
 
 
 def _remotes(home: Home) -> dict[str, Any]:
-    from funes_core.store.remotes import RemoteConfigError, load_remotes
+    from funes_core.share.remotes import RemoteConfigError, load_remotes
 
     try:
         return dict(load_remotes(home))
@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--taint", help="internal (your own sessions) or external (other people's).")
         ] = "internal",
     ) -> None:
-        from funes_core.store.remotes import (
+        from funes_core.share.remotes import (
             TAINTS,
             Remote,
             RemoteConfigError,
@@ -181,9 +181,9 @@ def register(app: typer.Typer) -> None:
         "remove", help="Forget a remote and delete its local cache; the data on the remote is untouched."
     )
     def remote_remove(name: Annotated[str, typer.Argument(help="The remote's name.")]) -> None:
+        from funes_core.share.mirror import drop_mirror
+        from funes_core.share.remotes import save_remotes
         from funes_core.store.purgelog import forget_remote
-        from funes_core.store.remote import drop_mirror
-        from funes_core.store.remotes import save_remotes
 
         home = _home()
         remotes = _remotes(home)
@@ -292,9 +292,9 @@ def _confirm(question: str) -> bool:
 
 
 def _push(name: str | None, *, yes: bool, batch: int, reindex: bool | None = None) -> None:
+    from funes_core.share.push import PushRefused, push
     from funes_core.store import NoIndexError
     from funes_core.store.base import ModelMismatchError
-    from funes_core.store.push import PushRefused, push
 
     home = _home()
     remotes = _remotes(home)
@@ -338,7 +338,7 @@ def _push(name: str | None, *, yes: bool, batch: int, reindex: bool | None = Non
 
 def _upkeep_note(name: str, upkeep: Upkeep | None) -> str | None:
     """The line on stderr that says what the push did to the remote's indexes, if anything."""
-    from funes_core.store.push import REINDEX_MIN_ROWS
+    from funes_core.share.push import REINDEX_MIN_ROWS
 
     if upkeep is None:
         return None
@@ -369,8 +369,8 @@ def _locked(home: Home) -> Any:
 
 def _scrub() -> None:
     from funes_core.home import LockBusyError
-    from funes_core.ingest.scrub import scrub
     from funes_core.models.embed import embedder_from_env
+    from funes_core.share.scrub import scrub
     from funes_core.store import NoIndexError
     from funes_core.store.base import ModelMismatchError
 
@@ -394,7 +394,7 @@ def _scrub() -> None:
 
 def _purge(sessions: list[str], match: str | None, show_log: bool) -> None:
     from funes_core.home import LockBusyError
-    from funes_core.ingest.scrub import PurgeError, purge
+    from funes_core.share.scrub import PurgeError, purge
     from funes_core.store import NoIndexError
     from funes_core.store.purgelog import events
 

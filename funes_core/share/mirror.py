@@ -7,7 +7,7 @@ holds a byte copy of the remote dataset's objects that its newest version reads.
 Lance writes is immutable (data fragments, deletion files, index files, transactions, and
 manifests committed by conditional PUT under a fresh name), so a copy never goes stale; only
 *which* objects exist changes. A refresh is one listing: the newest manifest says which objects
-the newest version reads (:mod:`funes_core.store.manifest`; the versions a push made minutes ago
+the newest version reads (:mod:`funes_core.share.manifest`; the versions a push made minutes ago
 and the fragments compaction superseded are not copied), missing ones are downloaded (manifests
 last, so a reader never sees a version whose files are not there yet), and the rest is deleted:
 names gone from the bucket (so a scrub or purge on the bucket also clears this cache) and names a
@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from funes_core.share.remotes import Remote
 from funes_core.store import NoIndexError
-from funes_core.store.remotes import Remote
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -349,14 +349,14 @@ def _needed(
     """The files a reader of the mirror needs (index folders end with ``/``), or ``None`` for all.
 
     A reader opens the newest version only, so the mirror holds the newest manifest and the files
-    it names (:mod:`funes_core.store.manifest`), not the versions a push made minutes ago and the
+    it names (:mod:`funes_core.share.manifest`), not the versions a push made minutes ago and the
     fragments compaction superseded, which the remote keeps for a grace period. The version the
     mirror showed until now is kept for one more refresh, with its files, so a reader in the middle
     of a query on it does not lose them; a refresh later it goes. ``None`` (copy everything, as
     before) when a manifest cannot be read or names a file the listing lacks (a cleanup between the
     two listings). The newest manifest's bytes are left in ``fetched`` so they are read once.
     """
-    from funes_core.store.manifest import newest_manifest, referenced_files
+    from funes_core.share.manifest import newest_manifest, referenced_files
 
     newest = newest_manifest(remote_files)
     if newest is None:

@@ -42,10 +42,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from funes_core.ingest.gate import GateReport, scan_block
+from funes_core.share.gate import GateReport, scan_block
+from funes_core.share.mirror import Failure, RemoteError, classify, filesystem, lance_options
+from funes_core.share.remotes import Remote
 from funes_core.store.lance import ANN_FOLD_AFTER
-from funes_core.store.remote import Failure, RemoteError, classify, filesystem, lance_options
-from funes_core.store.remotes import Remote
 
 if TYPE_CHECKING:
     import pyarrow as pa
