@@ -26,11 +26,6 @@ if TYPE_CHECKING:
     from funes_core.files import (
         atomic_write_text,
     )
-    from funes_core.host.agent import (
-        Agent,
-        Location,
-        Resolved,
-    )
     from funes_core.host.api import (
         CONTRACT_VERSION,
         Capabilities,
@@ -48,33 +43,6 @@ if TYPE_CHECKING:
         WiringState,
         spawn_detached,
     )
-    from funes_core.host.configedit.base import (
-        EditError,
-        Place,
-    )
-    from funes_core.host.configedit.json import (
-        JsonFormat,
-        append_item,
-        read_json_text,
-        remove_items,
-        remove_member,
-        set_member,
-        value_at,
-        write_json_text,
-    )
-    from funes_core.host.configedit.managed import (
-        ManagedEntry,
-        ManagedWiring,
-        runs_module,
-    )
-    from funes_core.host.configedit.toml import (
-        TomlFormat,
-    )
-    from funes_core.host.configedit.yaml import (
-        YamlFormat,
-    )
-    from funes_core.host.hookrt import Sources as HookSources
-    from funes_core.host.hookrt import main as run_hook
     from funes_core.host.hookspecs import (
         hookimpl,
     )
@@ -111,12 +79,44 @@ if TYPE_CHECKING:
         turns_to_jsonl,
         write_turns_file,
     )
+    from funes_core.wiring.agent import (
+        Agent,
+        Location,
+        Resolved,
+    )
+    from funes_core.wiring.configedit.base import (
+        EditError,
+        Place,
+    )
+    from funes_core.wiring.configedit.json import (
+        JsonFormat,
+        append_item,
+        read_json_text,
+        remove_items,
+        remove_member,
+        set_member,
+        value_at,
+        write_json_text,
+    )
+    from funes_core.wiring.configedit.managed import (
+        ManagedEntry,
+        ManagedWiring,
+        runs_module,
+    )
+    from funes_core.wiring.configedit.toml import (
+        TomlFormat,
+    )
+    from funes_core.wiring.configedit.yaml import (
+        YamlFormat,
+    )
+    from funes_core.wiring.hookrt import Sources as HookSources
+    from funes_core.wiring.hookrt import main as run_hook
 
 _WHERE: dict[str, tuple[str, str]] = {
     "atomic_write_text": ("funes_core.files", "atomic_write_text"),
-    "Agent": ("funes_core.host.agent", "Agent"),
-    "Location": ("funes_core.host.agent", "Location"),
-    "Resolved": ("funes_core.host.agent", "Resolved"),
+    "Agent": ("funes_core.wiring.agent", "Agent"),
+    "Location": ("funes_core.wiring.agent", "Location"),
+    "Resolved": ("funes_core.wiring.agent", "Resolved"),
     "CONTRACT_VERSION": ("funes_core.host.api", "CONTRACT_VERSION"),
     "Capabilities": ("funes_core.host.api", "Capabilities"),
     "ConfigError": ("funes_core.host.api", "ConfigError"),
@@ -132,23 +132,23 @@ _WHERE: dict[str, tuple[str, str]] = {
     "ToolRegistrar": ("funes_core.host.api", "ToolRegistrar"),
     "WiringState": ("funes_core.host.api", "WiringState"),
     "spawn_detached": ("funes_core.host.api", "spawn_detached"),
-    "EditError": ("funes_core.host.configedit.base", "EditError"),
-    "Place": ("funes_core.host.configedit.base", "Place"),
-    "JsonFormat": ("funes_core.host.configedit.json", "JsonFormat"),
-    "append_item": ("funes_core.host.configedit.json", "append_item"),
-    "read_json_text": ("funes_core.host.configedit.json", "read_json_text"),
-    "remove_items": ("funes_core.host.configedit.json", "remove_items"),
-    "remove_member": ("funes_core.host.configedit.json", "remove_member"),
-    "set_member": ("funes_core.host.configedit.json", "set_member"),
-    "value_at": ("funes_core.host.configedit.json", "value_at"),
-    "write_json_text": ("funes_core.host.configedit.json", "write_json_text"),
-    "ManagedEntry": ("funes_core.host.configedit.managed", "ManagedEntry"),
-    "ManagedWiring": ("funes_core.host.configedit.managed", "ManagedWiring"),
-    "runs_module": ("funes_core.host.configedit.managed", "runs_module"),
-    "TomlFormat": ("funes_core.host.configedit.toml", "TomlFormat"),
-    "YamlFormat": ("funes_core.host.configedit.yaml", "YamlFormat"),
-    "HookSources": ("funes_core.host.hookrt", "Sources"),
-    "run_hook": ("funes_core.host.hookrt", "main"),
+    "EditError": ("funes_core.wiring.configedit.base", "EditError"),
+    "Place": ("funes_core.wiring.configedit.base", "Place"),
+    "JsonFormat": ("funes_core.wiring.configedit.json", "JsonFormat"),
+    "append_item": ("funes_core.wiring.configedit.json", "append_item"),
+    "read_json_text": ("funes_core.wiring.configedit.json", "read_json_text"),
+    "remove_items": ("funes_core.wiring.configedit.json", "remove_items"),
+    "remove_member": ("funes_core.wiring.configedit.json", "remove_member"),
+    "set_member": ("funes_core.wiring.configedit.json", "set_member"),
+    "value_at": ("funes_core.wiring.configedit.json", "value_at"),
+    "write_json_text": ("funes_core.wiring.configedit.json", "write_json_text"),
+    "ManagedEntry": ("funes_core.wiring.configedit.managed", "ManagedEntry"),
+    "ManagedWiring": ("funes_core.wiring.configedit.managed", "ManagedWiring"),
+    "runs_module": ("funes_core.wiring.configedit.managed", "runs_module"),
+    "TomlFormat": ("funes_core.wiring.configedit.toml", "TomlFormat"),
+    "YamlFormat": ("funes_core.wiring.configedit.yaml", "YamlFormat"),
+    "HookSources": ("funes_core.wiring.hookrt", "Sources"),
+    "run_hook": ("funes_core.wiring.hookrt", "main"),
     "hookimpl": ("funes_core.host.hookspecs", "hookimpl"),
     "integration_hooks": ("funes_core.host.registration", "integration_hooks"),
     "JsonLines": ("funes_core.host.transcripts", "JsonLines"),

@@ -73,7 +73,7 @@ class Home:
     @classmethod
     def resolve(cls, value: str | os.PathLike[str] | None = None) -> Home:
         """``value``, else ``$FUNES_HOME``, else ``~/.funes``."""
-        from funes_core.host.hookrt import resolve_funes_home
+        from funes_core.wiring.hookrt import resolve_funes_home
 
         try:
             return cls(resolve_funes_home(os.environ, value))
@@ -119,7 +119,7 @@ class Home:
             return []
         return sorted(p.name for p in self.spool_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
 
-    # -- the dirty markers producers leave for the indexer (see funes_core.host.spooling) -----
+    # -- the dirty markers producers leave for the indexer (see funes_core.wiring.spooling) -----
 
     def mark_dirty(self, spool_id: str) -> None:
         """Say "spool ``spool_id`` has new files"; a producer calls this *after* they are in place."""

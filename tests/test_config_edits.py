@@ -17,9 +17,9 @@ import pytest
 from funes_claude import ClaudeHookInstaller, ClaudeToolRegistrar
 from funes_codex import CodexHookInstaller, CodexToolRegistrar
 from funes_core import ConfigError, HookInstaller, InstallContext, ToolRegistrar
-from funes_core.host.integrations.common import UI, InstallError, Orchestrator
-from funes_core.host.integrations.install import install
 from funes_core.host.manager import load_plugins
+from funes_core.wiring.integrations.common import UI, InstallError, Orchestrator
+from funes_core.wiring.integrations.install import install
 from funes_echo import EchoHookInstaller, EchoToolRegistrar
 from funes_hermes import HermesHookInstaller, HermesToolRegistrar
 from funes_pi import PiHookInstaller

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from funes_core.host.configedit.toml import Block, MarkedLine, TomlEditError
+from funes_core.wiring.configedit.toml import Block, MarkedLine, TomlEditError
 
 GRACE_MS = 15000
 BLOCK = Block(("mcp_servers", "funes"), "# test marker: ours")

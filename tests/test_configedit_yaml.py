@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from funes_core import EditError, Place, YamlFormat
-from funes_core.host.configedit.yaml import Member, insert, remove
+from funes_core.wiring.configedit.yaml import Member, insert, remove
 
 
 def test_edits_never_change_what_else_hermes_reads() -> None:

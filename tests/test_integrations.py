@@ -24,11 +24,11 @@ from typer.testing import CliRunner
 import funes_echo
 from funes_core.faces.cli.app import make_app
 from funes_core.host.catalog import load_catalog
-from funes_core.host.integrations.check import check
-from funes_core.host.integrations.common import UI, InstallError, Orchestrator, RunResult
-from funes_core.host.integrations.install import install, installer_argv
 from funes_core.host.manager import FunesPluginManager, load_plugins
 from funes_core.turns.format import read_turns_file
+from funes_core.wiring.integrations.check import check
+from funes_core.wiring.integrations.common import UI, InstallError, Orchestrator, RunResult
+from funes_core.wiring.integrations.install import install, installer_argv
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(funes_echo.__file__).parent / "contract_fixtures"
@@ -525,7 +525,7 @@ def test_a_registered_path_is_seeded_recorded_and_refreshed_by_index(
     spool = world.funes_home / "spool" / "echo"
     for item in spool.iterdir():
         item.unlink()  # as if indexed and drained
-    from funes_core.host.integrations.seed import refresh_registered
+    from funes_core.wiring.integrations.seed import refresh_registered
 
     def refresh() -> FakeUI:
         ui = FakeUI()

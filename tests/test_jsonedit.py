@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from funes_core.host.configedit.json import (
+from funes_core.wiring.configedit.json import (
     EditError,
     append_item,
     read_json_text,

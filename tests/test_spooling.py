@@ -1,6 +1,6 @@
 """Convert under a lock, then make sure an indexer runs (issue 19 item 2): nothing lost, nothing waiting.
 
-Every hook ends in :func:`funes_core.host.spooling.convert_into_spool`: the spool file is written
+Every hook ends in :func:`funes_core.wiring.spooling.convert_into_spool`: the spool file is written
 under the integration's lock, the spool is marked dirty, and an indexer is started; an indexer
 that finds the store lock taken exits 75, because the one holding it looks at the dirty markers
 before it lets go and after. These tests prove the protocol in-process (an indexer that serves
@@ -286,7 +286,7 @@ def test_the_spool_lock_and_folders_are_private_whatever_the_umask(tmp_path: Pat
     import stat
 
     from funes_core.host.api import InstallContext
-    from funes_core.host.spooling import LOCK_NAME, convert_into_spool
+    from funes_core.wiring.spooling import LOCK_NAME, convert_into_spool
     from funes_echo.converter import EchoConverter
 
     funes_home = tmp_path / "funes-home"

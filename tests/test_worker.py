@@ -27,8 +27,6 @@ from typer.testing import CliRunner
 import funes_echo
 from funes_core.faces.cli.app import make_app
 from funes_core.home import Home, write_lock
-from funes_core.host.integrations.common import UI, Orchestrator, RunResult, run_subprocess
-from funes_core.host.integrations.install import install
 from funes_core.host.manager import load_plugins
 from funes_core.ingest import worker as worker_module
 from funes_core.ingest.engine import IndexOptions, run_index
@@ -52,6 +50,8 @@ from funes_core.store import lance as lance_module
 from funes_core.store import open_store
 from funes_core.store.lance import LanceStore
 from funes_core.turns.format import Block, Turn, write_turns_file
+from funes_core.wiring.integrations.common import UI, Orchestrator, RunResult, run_subprocess
+from funes_core.wiring.integrations.install import install
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 WORKER = [sys.executable, "-m", "funes_core", "index", "--worker"]

@@ -360,10 +360,10 @@ class _WiringContract:
                 rel = path.relative_to(learn.home) if path.is_relative_to(learn.home) else None
                 if rel is None or path.suffix.lower() not in EMPTY_DOCUMENTS or not path.is_file():
                     continue
-                from funes_core.host.configedit.base import Adapter, ConfigFile
-                from funes_core.host.configedit.json import JsonFormat
-                from funes_core.host.configedit.toml import TomlFormat
-                from funes_core.host.configedit.yaml import YamlFormat
+                from funes_core.wiring.configedit.base import Adapter, ConfigFile
+                from funes_core.wiring.configedit.json import JsonFormat
+                from funes_core.wiring.configedit.toml import TomlFormat
+                from funes_core.wiring.configedit.yaml import YamlFormat
 
                 formats: dict[str, Adapter] = {".json": JsonFormat(), ".toml": TomlFormat()}
                 fmt = formats.get(path.suffix.lower(), YamlFormat())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_core.host.integrations.check import suite_command
+from funes_core.wiring.integrations.check import suite_command
 
 BROKEN = """
 import json

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from funes_core.files import missing_dirs
-from funes_core.host.agent import CONTRACT_VERSION, SUPPORTED_CONTRACTS, Agent, Capabilities
-from funes_core.host.hookrt import resolve_funes_home, spawn_detached
 from funes_core.turns.format import Turn, turns_to_jsonl, write_turns_file
+from funes_core.wiring.agent import CONTRACT_VERSION, SUPPORTED_CONTRACTS, Agent, Capabilities
+from funes_core.wiring.hookrt import resolve_funes_home, spawn_detached
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -205,7 +205,7 @@ class InstallContext:
         """``python -I -m MODULE --funes-home DIR -- FUNES...``: what an agent runs after each turn.
 
         This interpreter (the one funes and the plugin are installed in) runs the plugin's hook
-        module, which builds on :mod:`funes_core.host.hookrt` and so imports the standard library
+        module, which builds on :mod:`funes_core.wiring.hookrt` and so imports the standard library
         only; ``-I`` keeps the agent's project (its folder, its ``PYTHONPATH``) out of the hook's
         imports. FUNES_HOME and the funes command are recorded because the agent's environment
         may not say them.

@@ -275,7 +275,7 @@ def _spawn_funes(
     A ``FUNES_BIN`` that cannot be run here does not stop it: this very interpreter can run this
     very funes (``python -m funes_core``). ``argv`` replaces ``funes ARGS…`` entirely (tests).
     """
-    from funes_core.host.hookrt import spawn_detached
+    from funes_core.wiring.hookrt import spawn_detached
 
     environ = dict(os.environ)
     environ["FUNES_HOME"] = str(home.root)
@@ -291,7 +291,7 @@ def _spawn_funes(
 
 def start_indexer(home: Home) -> int:
     """``funes index`` detached: what the worker does when producers marked spools dirty while it
-    held the store lock (their own indexers then exited 75; see :mod:`funes_core.host.spooling`)."""
+    held the store lock (their own indexers then exited 75; see :mod:`funes_core.wiring.spooling`)."""
     return _spawn_funes(home, ["index"], log=home.root / "logs" / "index.log")
 
 

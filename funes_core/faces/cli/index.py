@@ -223,8 +223,8 @@ def _run(
 def _refresh_registered(pm: FunesPluginManager, harness: str | None, rebuild: bool) -> None:
     """Convert what changed under the folders registered with ``install ID --path`` (no watcher:
     every ``funes index`` looks, and an unchanged file costs one ``stat``)."""
-    from funes_core.host.integrations.common import UI, Orchestrator
-    from funes_core.host.integrations.seed import refresh_registered
+    from funes_core.wiring.integrations.common import UI, Orchestrator
+    from funes_core.wiring.integrations.seed import refresh_registered
 
     def err(line: str) -> None:
         typer.echo(line, err=True)

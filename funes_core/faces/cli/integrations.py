@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from funes_core.host.integrations.common import UI, Orchestrator
     from funes_core.host.manager import FunesPluginManager
+    from funes_core.wiring.integrations.common import UI, Orchestrator
 
 __all__ = ["default_ui", "register"]
 
@@ -31,7 +31,7 @@ def _is_terminal() -> bool:
 
 def default_ui() -> UI:
     """The terminal-backed UI (tests monkeypatch this to answer prompts)."""
-    from funes_core.host.integrations.common import UI
+    from funes_core.wiring.integrations.common import UI
 
     def confirm(question: str) -> bool:
         return typer.confirm(question.removesuffix(" [y/N]"), default=False, err=True)
@@ -48,7 +48,7 @@ def default_ui() -> UI:
 def _run(pm: FunesPluginManager, action: Callable[[Orchestrator], int]) -> None:
     """Build the orchestrator, run one subcommand, map a one-line failure to ``funes: …`` and exit 1."""
     from funes_core.host.catalog import CatalogError
-    from funes_core.host.integrations.common import InstallError, Orchestrator
+    from funes_core.wiring.integrations.common import InstallError, Orchestrator
 
     try:
         status = action(Orchestrator(pm=pm, ui=default_ui()))
@@ -66,7 +66,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Installed integrations and what the catalog offers, with their status on this machine."""
-        from funes_core.host.integrations.listing import show_list
+        from funes_core.wiring.integrations.listing import show_list
 
         _run(pm, lambda orch: show_list(orch, as_json=as_json))
 
@@ -76,7 +76,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Everything funes knows about one integration."""
-        from funes_core.host.integrations.info import info
+        from funes_core.wiring.integrations.info import info
 
         _run(pm, lambda orch: info(orch, ident, as_json=as_json))
 
@@ -122,7 +122,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         --path registers folders or files for the integration to read (the notes integration
         reads nothing else); every `funes index` then converts the ones that changed.
         """
-        from funes_core.host.integrations.install import install
+        from funes_core.wiring.integrations.install import install
 
         _run(
             pm,
@@ -150,7 +150,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         ] = None,
     ) -> None:
         """Undo the wiring (hooks, MCP registration); keeps the memory, the spool and transcripts."""
-        from funes_core.host.integrations.remove import remove
+        from funes_core.wiring.integrations.remove import remove
 
         _run(pm, lambda orch: remove(orch, ident, paths or ()))
 
@@ -160,7 +160,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Run the contract suite against an installed plugin and print a conformance report."""
-        from funes_core.host.integrations.check import check
+        from funes_core.wiring.integrations.check import check
 
         _run(pm, lambda orch: check(orch, ident, as_json=as_json))
 
@@ -176,7 +176,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         ] = None,
     ) -> None:
         """Scaffold a separately packaged integration that passes `check` as generated."""
-        from funes_core.host.integrations.new import new as scaffold
+        from funes_core.wiring.integrations.new import new as scaffold
 
         _run(pm, lambda orch: scaffold(orch, ident, folder, label=label))
 
@@ -207,7 +207,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         $FUNES_HOME/spool/ID/ under the integration's conversion lock, and --index makes sure an
         indexer runs. With OUT_DIR, `funes index OUT_DIR` then indexes them.
         """
-        from funes_core.host.integrations.convert import convert
+        from funes_core.wiring.integrations.convert import convert
 
         _run(
             pm,

@@ -5,7 +5,7 @@ of a made-up agent that keeps JSON-lines sessions in ``~/.<id>/sessions/`` and i
 servers in ``~/.<id>/settings.json``: converter, hook installer, tool registrar, per-turn hook,
 contract fixtures with a golden, the contract test, a CI workflow and a README saying what to
 change. It is built on the core's helpers only (:class:`~funes_core.Agent`, the converter
-helpers, :class:`~funes_core.host.configedit.ManagedEntry`, the hook runtime), so what an author
+helpers, :class:`~funes_core.wiring.configedit.ManagedEntry`, the hook runtime), so what an author
 edits is the agent-specific part and nothing else.
 """
 

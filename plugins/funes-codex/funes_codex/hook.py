@@ -6,7 +6,7 @@ Usage (what :func:`funes_codex.wiring.hook_command` records in ``hooks.json``)::
 
 Codex writes the event as JSON on stdin (``session_id``, ``transcript_path``, ``cwd``, …) and
 waits for the command, on every turn; it reads what a Stop hook prints as a decision. The core's
-hook runtime (:mod:`funes_core.host.hookrt`, standard library only) does the rest: it starts the
+hook runtime (:mod:`funes_core.wiring.hookrt`, standard library only) does the rest: it starts the
 conversion detached, logs to ``$FUNES_HOME/logs/codex-hook.log``, prints nothing and exits 0.
 This module only finds the rollout: ``transcript_path`` when that file exists, otherwise the
 newest ``rollout-*-<session_id>.jsonl`` under ``$CODEX_HOME/sessions`` (date folders newest

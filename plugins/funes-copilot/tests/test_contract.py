@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from funes_copilot import CopilotConverter, CopilotHookInstaller, CopilotToolRegistrar
-
 from funes_contracts import PluginContract
+from funes_copilot import CopilotConverter, CopilotHookInstaller, CopilotToolRegistrar
 
 
 class TestCopilot(PluginContract):

@@ -1,6 +1,6 @@
 """Wires funes into echo: a hook in ``~/.echo/config.json``, an MCP server in ``~/.echo/mcp.json``.
 
-Both are one :class:`~funes_core.host.configedit.ManagedEntry` each: the core adds the member,
+Both are one :class:`~funes_core.wiring.configedit.ManagedEntry` each: the core adds the member,
 keeps every other byte of the user's file, removes exactly it again and reports the status.
 Every value funes-echo writes ends with ``"managed_by": "funes-echo"``: that marker is how funes
 knows an entry is its own, and why a same-named entry the user wrote is never touched.

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from funes_gemini import GeminiConverter, GeminiHookInstaller, GeminiToolRegistrar
-
 from funes_contracts import PluginContract
+from funes_gemini import GeminiConverter, GeminiHookInstaller, GeminiToolRegistrar
 
 
 class TestGemini(PluginContract):

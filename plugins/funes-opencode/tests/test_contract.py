@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from funes_opencode import OpenCodeConverter, OpenCodeHookInstaller, OpenCodeToolRegistrar
-
 from funes_contracts import PluginContract
+from funes_opencode import OpenCodeConverter, OpenCodeHookInstaller, OpenCodeToolRegistrar
 
 
 class TestOpenCode(PluginContract):

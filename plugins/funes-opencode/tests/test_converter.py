@@ -8,6 +8,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+
 from funes_opencode import contract_fixtures as fixtures
 from funes_opencode.converter import OpenCodeConverter
 from funes_opencode.hook import locate

@@ -1,7 +1,7 @@
 """``funes integrations convert``: convert transcripts by hand, and what every per-turn hook runs.
 
 Without ``OUT_DIR`` (or with the integration's own spool as ``OUT_DIR``) the sessions go into
-``$FUNES_HOME/spool/<id>/`` through :func:`funes_core.host.spooling.convert_into_spool`: under
+``$FUNES_HOME/spool/<id>/`` through :func:`funes_core.wiring.spooling.convert_into_spool`: under
 the integration's conversion lock, then (with ``--index``) the spool is marked dirty and an
 indexer is started with the recorded funes command, so a ``FUNES_BIN`` pin holds. That is the
 one mechanism every hook uses (claude, codex, pi, hermes and any plugin built on the core's hook
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from funes_core.host.api import SessionRef, SpoolWrite, spawn_detached
-from funes_core.host.integrations.common import InstallError, Orchestrator
+from funes_core.wiring.integrations.common import InstallError, Orchestrator
 
 
 def convert(
@@ -41,7 +41,7 @@ def convert(
     spool = ctx.spool_dir(ident)
     target = spool if out_dir is None else out_dir.expanduser().absolute()
     if target == spool:
-        from funes_core.host.spooling import SpoolLockTimeout, convert_into_spool
+        from funes_core.wiring.spooling import SpoolLockTimeout, convert_into_spool
 
         try:
             result = orch.call(

@@ -23,23 +23,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from funes_core.host import overrides
 from funes_core.host.api import (
     ID_PATTERN,
     SPOOL_SUFFIX,
     InstallContext,
 )
 from funes_core.host.catalog import CatalogEntry
-from funes_core.host.integrations.common import UI, InstallError, Orchestrator
-from funes_core.host.integrations.seed import (
+from funes_core.host.manager import Integration
+from funes_core.wiring import overrides
+from funes_core.wiring.integrations.atomic import steps_for, wire
+from funes_core.wiring.integrations.common import UI, InstallError, Orchestrator
+from funes_core.wiring.integrations.seed import (
     check_path,
     convert_changed,
     recorded_map,
     recorded_paths,
     registered_refs,
 )
-from funes_core.host.integrations.wiring import steps_for, wire
-from funes_core.host.manager import Integration
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +336,7 @@ def _seed(
 
     ``previous`` maps each source seeded by an earlier install to its size and mtime; an
     unchanged one is skipped, so a re-run converts (and then indexes) nothing new
-    (:mod:`funes_core.host.integrations.seed`). Returns whether anything was written, and the
+    (:mod:`funes_core.wiring.integrations.seed`). Returns whether anything was written, and the
     maps to record for the next run.
     """
     converter_cls = integ.converter

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from funes_core.host.integrations.common import Orchestrator
+from funes_core.wiring.integrations.common import Orchestrator
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ including headers funes created that are empty again, so remove-after-add gives 
 bytes; a member in another layout loses its whole lines. Every edit is checked by parsing the
 result: unless the data changed by exactly funes' member, the edit is refused
 (:class:`EditError`) and the file is left alone. :class:`YamlFormat` is the adapter a
-:class:`~funes_core.host.configedit.ManagedEntry` edits through.
+:class:`~funes_core.wiring.configedit.ManagedEntry` edits through.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped]
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode  # type: ignore[import-untyped]
 
-from funes_core.host.configedit.base import Added, EditError, Place
+from funes_core.wiring.configedit.base import Added, EditError, Place
 
 __all__ = [
     "MARK",
@@ -532,7 +532,7 @@ def _accept(value: dict[str, Any]) -> bool:
 
 
 class YamlFormat:
-    """YAML configs for :class:`~funes_core.host.configedit.ManagedEntry` (see the module docstring).
+    """YAML configs for :class:`~funes_core.wiring.configedit.ManagedEntry` (see the module docstring).
 
     The entry's ``note`` is the mark comment that ends the block-style lines funes writes.
     """

@@ -25,7 +25,7 @@ and gets ``install``/``uninstall`` (or ``register``/``unregister``), ``status`` 
   :class:`~funes_core.ConfigError` (or left alone and counted as satisfied, for an entry declared
   ``yield_to_user``, like a setting the user chose themselves);
 * **exact removal**: only funes' values go, and only containers and files funes created (recorded
-  in the :class:`~funes_core.host.configedit.base.Ledger`), so the user's bytes come back;
+  in the :class:`~funes_core.wiring.configedit.base.Ledger`), so the user's bytes come back;
 * **all or nothing**: every new text is computed first, every file to be touched is checked
   (readable, parseable, writable, no dangling link) and only then is anything written; if a
   write still fails, the files already written are put back.
@@ -48,7 +48,15 @@ from funes_core.host.api import (
     Status,
     WiringState,
 )
-from funes_core.host.configedit.base import Adapter, ConfigFile, EditError, KeyPath, Ledger, Place, shown_path
+from funes_core.wiring.configedit.base import (
+    Adapter,
+    ConfigFile,
+    EditError,
+    KeyPath,
+    Ledger,
+    Place,
+    shown_path,
+)
 
 __all__ = ["ManagedEntry", "ManagedWiring", "runs_module"]
 

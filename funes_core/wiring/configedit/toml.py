@@ -15,7 +15,7 @@ files):
 Every edit is checked with tomlkit (a round-tripping TOML parser): the result must parse and
 mean exactly the original document plus (or minus) our entry, or :class:`TomlEditError` is
 raised and nothing is written. A file that does not parse is refused, never repaired.
-:class:`TomlFormat` is the adapter a :class:`~funes_core.host.configedit.ManagedEntry` edits
+:class:`TomlFormat` is the adapter a :class:`~funes_core.wiring.configedit.ManagedEntry` edits
 through: a member of a table (``Place(("mcp_servers",), "funes")``) is a block, a top-level key
 (``Place((), "mcp_optional_startup_grace_ms")``) a marked line.
 """
@@ -29,7 +29,7 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
-from funes_core.host.configedit.base import Added, EditError, Place
+from funes_core.wiring.configedit.base import Added, EditError, Place
 
 __all__ = ["Block", "MarkedLine", "TomlEditError", "TomlFormat", "parse"]
 
@@ -296,7 +296,7 @@ class MarkedLine:
 
 
 class TomlFormat:
-    """TOML configs for :class:`~funes_core.host.configedit.ManagedEntry` (see the module docstring).
+    """TOML configs for :class:`~funes_core.wiring.configedit.ManagedEntry` (see the module docstring).
 
     The entry's ``note`` is the marker comment that proves a block or line is funes'; only what
     carries it is reported by :meth:`find` and ever removed.

@@ -16,9 +16,9 @@ decision), and never fail the turn. It therefore does the least it can:
 5. exit 0, whatever happened.
 
 The worker (a full funes) converts the session under a lock and makes sure an indexer runs
-(:mod:`funes_core.host.spooling`). A plugin's hook module is a few lines::
+(:mod:`funes_core.wiring.spooling`). A plugin's hook module is a few lines::
 
-    from funes_core.host.hookrt import Sources, main
+    from funes_core.wiring.hookrt import Sources, main
     from funes_codex.agent import CODEX
 
     def locate(event, environ): ...   # -> Sources | None
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from funes_core.host.overrides import drift_from_record
+from funes_core.wiring.overrides import drift_from_record
 
 __all__ = [
     "LOG_LIMIT",

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from funes_core.host.integrations.common import InstallError, Orchestrator
-from funes_core.host.integrations.seed import recorded_map, recorded_paths
-from funes_core.host.integrations.wiring import steps_for, wire
+from funes_core.wiring.integrations.atomic import steps_for, wire
+from funes_core.wiring.integrations.common import InstallError, Orchestrator
+from funes_core.wiring.integrations.seed import recorded_map, recorded_paths
 
 
 def remove(orch: Orchestrator, ident: str, paths: Sequence[Path] = ()) -> int:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from funes_core.home import Home
 from funes_core.host.api import Converter, InstallContext, SessionRef, SpoolWrite
-from funes_core.host.hookrt import spawn_detached
+from funes_core.wiring.hookrt import spawn_detached
 
 __all__ = [
     "LOCK_NAME",

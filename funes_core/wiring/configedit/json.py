@@ -13,7 +13,7 @@ it again:
 * :func:`value_at` reads what is at a key path; :func:`read_json_text` and
   :func:`write_json_text` read (validating) and atomically replace a config file;
 * :class:`JsonFormat` is these functions as the adapter a
-  :class:`~funes_core.host.configedit.ManagedEntry` edits through.
+  :class:`~funes_core.wiring.configedit.ManagedEntry` edits through.
 
 They all follow one rule, which is what makes an install followed by a removal give back the
 original bytes: an entry is **added after the last entry** of its container (with the same
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from funes_core.files import atomic_write_text
-from funes_core.host.configedit.base import Added, EditError, Place
+from funes_core.wiring.configedit.base import Added, EditError, Place
 
 __all__ = [
     "EditError",
@@ -481,7 +481,7 @@ def remove_member(text: str, path: KeyPath, *, prune: bool = True) -> str:
     return _checked(_drop_entry(text, chain[-1], entry), data)
 
 
-# -- the adapter (funes_core.host.configedit.base.Adapter) ---------------------------------------
+# -- the adapter (funes_core.wiring.configedit.base.Adapter) ---------------------------------------
 
 
 def _present(data: Any, path: tuple[str, ...]) -> int:
@@ -496,7 +496,7 @@ def _present(data: Any, path: tuple[str, ...]) -> int:
 
 
 class JsonFormat:
-    """JSON configs for :class:`~funes_core.host.configedit.managed.ManagedEntry` (the functions above).
+    """JSON configs for :class:`~funes_core.wiring.configedit.managed.ManagedEntry` (the functions above).
 
     A member is set with :func:`set_member` (added as the object's last member), a list item is
     appended with :func:`append_item`; both create missing objects and report them, so removal can

@@ -9,9 +9,9 @@ registrar's install, remove and status. The formats are adapters over :mod:`.bas
 
 from __future__ import annotations
 
-from funes_core.host.configedit.base import Adapter, Added, ConfigFile, EditError, Ledger, Place, shown_path
-from funes_core.host.configedit.json import JsonFormat
-from funes_core.host.configedit.managed import ManagedEntry, ManagedWiring, runs_module
+from funes_core.wiring.configedit.base import Adapter, Added, ConfigFile, EditError, Ledger, Place, shown_path
+from funes_core.wiring.configedit.json import JsonFormat
+from funes_core.wiring.configedit.managed import ManagedEntry, ManagedWiring, runs_module
 
 __all__ = [
     "Adapter",

@@ -8,8 +8,8 @@ from typing import Any
 from funes_core.host.api import (
     SPOOL_SUFFIX,
 )
-from funes_core.host.integrations.common import Orchestrator
-from funes_core.host.integrations.seed import recorded_map, recorded_paths
+from funes_core.wiring.integrations.common import Orchestrator
+from funes_core.wiring.integrations.seed import recorded_map, recorded_paths
 
 
 def info(orch: Orchestrator, ident: str, *, as_json: bool = False) -> int:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from funes_core.host.api import Converter, InstallContext, IntegrationError, SessionRef
-from funes_core.host.integrations.common import InstallError, Orchestrator
 from funes_core.host.manager import Integration
+from funes_core.wiring.integrations.common import InstallError, Orchestrator
 
 __all__ = [
     "SeedResult",

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from funes_core.host.api import ConfigError, InstallContext, IntegrationPart, Outcome, WiringState
-from funes_core.host.configedit.base import ConfigFile
-from funes_core.host.configedit.json import JsonFormat
-from funes_core.host.configedit.managed import ManagedWiring
-from funes_core.host.integrations.common import Orchestrator
 from funes_core.host.manager import Integration
+from funes_core.wiring.configedit.base import ConfigFile
+from funes_core.wiring.configedit.json import JsonFormat
+from funes_core.wiring.configedit.managed import ManagedWiring
+from funes_core.wiring.integrations.common import Orchestrator
 
 __all__ = ["Step", "steps_for", "wire"]
 

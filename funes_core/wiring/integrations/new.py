@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from funes_core.host.integrations.common import InstallError, Orchestrator
 from funes_core.host.scaffold import ScaffoldError, names_for, render
+from funes_core.wiring.integrations.common import InstallError, Orchestrator
 
 
 def new(orch: Orchestrator, ident: str, folder: Path | None = None, *, label: str | None = None) -> int:
