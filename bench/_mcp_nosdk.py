@@ -18,7 +18,7 @@ def main() -> None:
     from funes_core.faces import mcp as server
     from funes_core.faces.mcp_front import handshake_snapshot
     from funes_core.read.common import VerbError
-    from funes_core.store.handle import resolve_memories
+    from funes_core.read.handle import resolve_memories
 
     server.lean_malloc()
     snapshot = handshake_snapshot()

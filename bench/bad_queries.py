@@ -34,10 +34,10 @@ from rich.progress import Progress
 
 from funes_core.models.embed import FastEmbedder
 from funes_core.read.common import VerbError
+from funes_core.read.handle import Memory
 from funes_core.read.recall import RecallArgs, run
 from funes_core.store import open_store
 from funes_core.store.base import Store
-from funes_core.store.handle import Memory
 
 NORMAL = (
     "why was the pipeline red while everything passed on my machine?",

@@ -145,7 +145,7 @@ class Warm:
 
     def __init__(self, funes_home: Path) -> None:
         from funes_core.home import Home
-        from funes_core.store.handle import Memory
+        from funes_core.read.handle import Memory
 
         self.memory = Memory.resolve(None, home=Home(funes_home))
         self.once(QUERIES[0])  # model load, table open

@@ -77,7 +77,7 @@ def stages(recalls: int, state: dict[str, Any]) -> list[tuple[str, Callable[[], 
         import onnxruntime  # noqa: F401
 
     def memory() -> None:
-        from funes_core.store.handle import resolve_memories
+        from funes_core.read.handle import resolve_memories
 
         opened = resolve_memories(None)
         opened.store()  # the table, and the embedder the memory is stamped with (not loaded yet)

@@ -385,9 +385,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["cold_ratio_to_local"] = round(statistics.median(colds) / statistics.median(local_colds), 2)
         # Warm: in this process, refresh period not elapsed.
         os.environ.update({"FUNES_HOME": str(run_home), "FUNES_REMOTE_REFRESH": "3600"})
+        from funes_core.read.handle import Memory
         from funes_core.read.recall import RecallArgs
         from funes_core.read.recall import run as recall_run
-        from funes_core.store.handle import Memory
 
         # The remote and the local memory alternate query by query, so load drift hits both alike;
         # the proxy's count covers the remote's recalls only (a local one never reaches it).

@@ -48,7 +48,7 @@ from _common import CACHE, CachedEmbedder, machine_info
 from funes_core.home import Home
 from funes_core.ingest.chunking import chunk_id
 from funes_core.models.embed import DIM
-from funes_core.store.handle import Memory
+from funes_core.read.handle import Memory
 from funes_core.store.lance import ANN_MIN_ROWS, COLUMNS, LanceStore
 
 FUNES = str(Path(sys.executable).parent / "funes")

@@ -239,9 +239,9 @@ def queries(n: int) -> list[str]:
 
 def warm_recall(home: Home, qs: Sequence[str], reps: int) -> dict[str, Any]:
     """In-process ``recall_text`` (the CLI's and MCP's code) after one warm-up, with and without filters."""
+    from funes_core.read.handle import Memory
     from funes_core.read.recall import RecallArgs
     from funes_core.read.recall import run as recall_run
-    from funes_core.store.handle import Memory
 
     def recall_text(memory: Memory, query: str, **kw: Any) -> str:
         return recall_run(memory, RecallArgs(query=query, **kw))
@@ -414,7 +414,7 @@ def profile(home: Home, qs: Sequence[str], out: Path, console: Console) -> Path 
     script = (
         f"import sys; sys.path.insert(0, {str(ROOT)!r})\n"
         "from pathlib import Path\nfrom funes_core.home import Home\n"
-        "from funes_core.store.handle import Memory\n"
+        "from funes_core.read.handle import Memory\n"
         "from funes_core.read.recall import RecallArgs, run\n"
         "def recall_text(m, q): return run(m, RecallArgs(query=q))\n"
         f"m = Memory.resolve(None, home=Home(Path({str(home.root)!r}))); recall_text(m, 'warm up')\n"

@@ -259,7 +259,7 @@ def test_the_answer_streams_and_the_agent_gets_the_prompt_on_stdin(
     pm: FunesPluginManager, agents: Path, memory: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from funes_core.read.ask import AskArgs, build_prompt, passages
-    from funes_core.store.handle import Memory
+    from funes_core.read.handle import Memory
 
     chosen = choose_agent(pm, "alpha")
     found = passages(Memory.resolve(None, home=memory), AskArgs("why did the ARM build break"))

@@ -303,7 +303,7 @@ def test_a_tool_call_naming_any_other_memory_is_refused_before_anything_opens(
     """Issue 13 item 4: URIs made the server reach the network (7 s of retries for s3://) and paths
     let an agent probe the file system and read any memory the user can read."""
     from funes_core.faces.mcp import make_server
-    from funes_core.store import handle
+    from funes_core.read import handle
 
     monkeypatch.setenv("FUNES_HOME", str(tmp_path / "home"))
 

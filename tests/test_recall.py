@@ -15,6 +15,7 @@ from funes_core.ingest.chunking import chunk_turn
 from funes_core.ingest.notes import forget_turn, remember_turn
 from funes_core.models.embed import Embedder, HashEmbedder
 from funes_core.read.common import VerbError
+from funes_core.read.handle import Memory, count_tokens
 from funes_core.read.recall import (
     EXTERNAL_NOTE,
     MAX_QUERY_CHARS,
@@ -32,7 +33,6 @@ from funes_core.read.recall import (
 from funes_core.read.recall import run as recall_run
 from funes_core.read.triggers import live_triggers, matching
 from funes_core.store.base import Filters, Hit, Row
-from funes_core.store.handle import Memory, count_tokens
 from funes_core.store.reference import MemoryStore
 from funes_core.turns.format import Block, Turn
 

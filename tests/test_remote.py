@@ -251,9 +251,9 @@ def test_warm_remote_recall_makes_no_request(
     home: Home, bucket: Bucket, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A counting proxy in front of the server: the second recall in one process sends nothing."""
+    from funes_core.read.handle import Memory
     from funes_core.read.recall import RecallArgs
     from funes_core.read.recall import run as recall_run
-    from funes_core.store.handle import Memory
 
     proxy = CountingProxy(bucket.server.port)
     try:
@@ -441,7 +441,7 @@ def test_unauthorized_has_its_own_message(home: Home, bucket: Bucket, tmp_path: 
 
 def test_mcp_memory_accepts_only_local_and_configured_names(home: Home, bucket: Bucket) -> None:
     from funes_core.faces.mcp import _Memories
-    from funes_core.store.handle import MemorySet, MemoryUnavailableError
+    from funes_core.read.handle import MemorySet, MemoryUnavailableError
 
     add_remote(bucket)
     memories = _Memories(None, home)

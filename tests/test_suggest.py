@@ -179,8 +179,8 @@ def test_suggest_on_an_empty_or_missing_memory_is_one_line(funes_home: Home, tmp
     empty = MemoryStore("x")
     assert empty.count() == 0
     from funes_core.read.common import VerbError
+    from funes_core.read.handle import Memory
     from funes_core.read.suggest import SuggestArgs, run
-    from funes_core.store.handle import Memory
 
     memory = Memory.of(empty, embedder=None, label="local")  # type: ignore[arg-type]
     with pytest.raises(VerbError, match=r"^local is empty: nothing to suggest from; index sessions first"):

@@ -176,8 +176,8 @@ def test_recall_answers_between_the_workers_commits_keyword_for_owed_rows_and_hy
     An owed row is ranked by the keyword leg alone (the vector leg cannot see it), so the best
     keyword match comes first whether or not it is embedded yet, under every profile.
     """
+    from funes_core.read.handle import Memory
     from funes_core.read.recall import Leg, RecallParams, recall
-    from funes_core.store.handle import Memory
 
     needle = "the quokka migration failed on the staging database"
     turns = [

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from funes_core.home import Home
-    from funes_core.store.handle import Memory, MemorySet
+    from funes_core.read.handle import Memory, MemorySet
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "make_server", "serve"]
 
@@ -79,7 +79,7 @@ class _Memories:
     def get(self, spec: str | None, verb: str = "recall") -> Memory | MemorySet:
         """The memory a call names. An agent may name only ``local`` and configured remotes:
         a path or URI it chose could read any folder, or reach any host, on the user's behalf."""
-        from funes_core.store.handle import MemorySet, MemoryUnavailableError, resolve_memories
+        from funes_core.read.handle import MemorySet, MemoryUnavailableError, resolve_memories
 
         if spec not in (None, ""):
             assert spec is not None
@@ -98,8 +98,8 @@ class _Memories:
 def check_agent_memory(spec: str, home: Home | None) -> None:
     """Refuse a ``memory`` argument that is not ``local`` or a configured remote's name (one line)."""
     from funes_core.home import Home as _Home
+    from funes_core.read.handle import MemoryUnavailableError
     from funes_core.share.remotes import RemoteConfigError, load_remotes
-    from funes_core.store.handle import MemoryUnavailableError
 
     try:
         known = set(load_remotes(home or _Home.resolve()))
@@ -129,8 +129,8 @@ def _call(fn: Callable[[], str]) -> str:
     from mcp.server.mcpserver.exceptions import ToolError
 
     from funes_core.read.common import VerbError
+    from funes_core.read.handle import MemoryUnavailableError
     from funes_core.store.base import ModelMismatchError
-    from funes_core.store.handle import MemoryUnavailableError
 
     try:
         return unicode_text(fn())

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Annotated
 from funes_core.read.common import Param, VerbError
 
 if TYPE_CHECKING:
+    from funes_core.read.handle import Memory, MemorySet
     from funes_core.read.recall import RecallResult
-    from funes_core.store.handle import Memory, MemorySet
 
 __all__ = [
     "ASK_CANDIDATES",

@@ -31,8 +31,8 @@ from funes_core.read.common import (
 from funes_core.safetext import one_line, passage
 
 if TYPE_CHECKING:
+    from funes_core.read.handle import Memory
     from funes_core.store.base import Store
-    from funes_core.store.handle import Memory
 
 __all__ = [
     "DEFAULT_SPAN",

@@ -58,8 +58,8 @@ from funes_core.safetext import one_line, passage
 
 if TYPE_CHECKING:
     from funes_core.models.base import Reranker
+    from funes_core.read.handle import Memory, MemorySet
     from funes_core.store.base import Filters, Hit, Row, Store, Vector
-    from funes_core.store.handle import Memory, MemorySet
 
 __all__ = [
     "DEFAULT_CANDIDATES",
@@ -1008,8 +1008,8 @@ def search(
 
     Also returns the notes about memories of a set that could not be read (printed before the hits).
     """
+    from funes_core.read.handle import MemorySet
     from funes_core.read.triggers import fired
-    from funes_core.store.handle import MemorySet
 
     filters = make_filters(
         harness=args.harness,

@@ -30,8 +30,8 @@ from funes_core.read.common import (
 from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
+    from funes_core.read.handle import Memory
     from funes_core.store.base import Row, Store
-    from funes_core.store.handle import Memory
 
 __all__ = [
     "DEFAULT_LIMIT",

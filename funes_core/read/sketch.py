@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from funes_core.read.handle import Memory
     from funes_core.store.base import Store, Vector
-    from funes_core.store.handle import Memory
 
 __all__ = [
     "DEFAULT_MAX_CHARS",

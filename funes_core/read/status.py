@@ -16,7 +16,7 @@ from funes_core.read.common import Verb, dump
 from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
-    from funes_core.store.handle import Memory
+    from funes_core.read.handle import Memory
 
 __all__ = [
     "STATUS_HELP",

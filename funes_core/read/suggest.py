@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from funes_core.read.common import Param, VerbError, collapse, dump, get_hint, get_ref, session8
 
 if TYPE_CHECKING:
+    from funes_core.read.handle import Memory
     from funes_core.store.base import Row, Store
-    from funes_core.store.handle import Memory
 
 __all__ = [
     "AGENT_VOCABULARY",

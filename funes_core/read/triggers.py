@@ -20,8 +20,8 @@ from funes_core.read.common import Verb, dump
 from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
+    from funes_core.read.handle import Memory
     from funes_core.store.base import Row, Store
-    from funes_core.store.handle import Memory
 
 __all__ = ["VERB", "Trigger", "TriggersArgs", "fired", "live", "live_triggers", "matching", "run"]
 

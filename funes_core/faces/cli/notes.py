@@ -45,8 +45,8 @@ def register(app: typer.Typer) -> None:
     @app.command("forget", help="Retire a keyword trigger (appends a tombstone; history is kept).")
     def forget_cmd(keyword: Annotated[str, typer.Argument(help="The trigger's keyword.")]) -> None:
         from funes_core.home import Home
+        from funes_core.read.handle import Memory, MemoryUnavailableError
         from funes_core.read.triggers import live
-        from funes_core.store.handle import Memory, MemoryUnavailableError
 
         try:
             store = Memory.resolve(None, home=Home.resolve()).store()

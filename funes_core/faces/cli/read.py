@@ -49,8 +49,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document i
 def _run(produce: Callable[[], str]) -> None:
     """Print a verb's text, or its error as one line on stderr with exit status 1."""
     from funes_core.read.common import VerbError
+    from funes_core.read.handle import MemoryUnavailableError
     from funes_core.store.base import ModelMismatchError
-    from funes_core.store.handle import MemoryUnavailableError
 
     try:
         text = produce()
@@ -80,7 +80,7 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
     words = {f.name for f in fields if f.param.words}
 
     def command(**kwargs: Any) -> None:
-        from funes_core.store.handle import MemorySet, MemoryUnavailableError, resolve_memories
+        from funes_core.read.handle import MemorySet, MemoryUnavailableError, resolve_memories
 
         spec, as_json = kwargs.pop("memory"), kwargs.pop("as_json")
         for name in words:

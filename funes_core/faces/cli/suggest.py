@@ -67,9 +67,9 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     ) -> None:
         from funes_core.read.common import VerbError
+        from funes_core.read.handle import Memory, MemoryUnavailableError
         from funes_core.read.suggest import SuggestArgs, format_suggestions, hint_for, run, suggestions_json
         from funes_core.store.base import ModelMismatchError
-        from funes_core.store.handle import Memory, MemoryUnavailableError
 
         def fail(message: object) -> typer.Exit:
             typer.echo(f"funes: {message}", err=True)
