@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from funes_core.models.embed import DIM, MODEL_NAME, FastEmbedder
-from funes_core.store.base import ModelStamp, Vector
+from funes_core.models.vectors import ModelStamp, Vector
 from funes_core.turns.format import Block, Turn
 
 ROOT = Path(__file__).resolve().parents[1]

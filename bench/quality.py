@@ -88,6 +88,7 @@ from _common import (
 from funes_core.home import Home
 from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import Embedder
+from funes_core.models.vectors import Vector
 from funes_core.read.handle import count_tokens
 from funes_core.read.recall import (
     DEFAULT_CANDIDATES,
@@ -98,7 +99,7 @@ from funes_core.read.recall import (
     render_recall,
 )
 from funes_core.store import open_store
-from funes_core.store.base import Filters, Hit, Row, Store, Vector
+from funes_core.store.base import Filters, Hit, Row, Store
 from funes_core.turns.format import Turn, turns_to_jsonl, write_turns_file
 
 KS = (5, 10, 25)

@@ -172,8 +172,8 @@ def start_moto(log: Path) -> tuple[subprocess.Popen[bytes], int]:
 def build_corpus(n: int) -> Home:
     """``n`` rows (speed.py's generator, synthetic vectors), under bench/.cache/remote/."""
     from funes_core.models.embed import DIM, MODEL_NAME
+    from funes_core.models.vectors import ModelStamp
     from funes_core.store import open_store
-    from funes_core.store.base import ModelStamp
 
     root = CACHE / "remote" / f"corpus-{n}"
     home = Home(root)

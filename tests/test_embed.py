@@ -24,7 +24,7 @@ from funes_core.models.embed import (
     embedder_from_env,
     verify_file,
 )
-from funes_core.store.base import ModelStamp
+from funes_core.models.vectors import ModelStamp
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:

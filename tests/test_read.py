@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 from funes_core.ingest.chunking import chunk_turn
+from funes_core.models.vectors import Vector
 from funes_core.read import get, scan, sessions, sketch
 from funes_core.read.common import VerbError
 from funes_core.read.get import GetArgs
 from funes_core.read.scan import ScanArgs, debug_quote, find_literal
 from funes_core.read.sessions import SessionsArgs
 from funes_core.read.sketch import SketchArgs
-from funes_core.store.base import Row, Vector
+from funes_core.store.base import Row
 from funes_core.store.reference import MemoryStore
 from funes_core.turns.format import Block, Turn
 

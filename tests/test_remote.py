@@ -298,7 +298,7 @@ def test_model_stamp_and_foreign_data_are_refused(home: Home, bucket: Bucket, tm
     import lancedb
     import pyarrow as pa
 
-    from funes_core.store.base import ModelStamp
+    from funes_core.models.vectors import ModelStamp
     from funes_core.store.lance import LanceStore
 
     opts = {"endpoint": bucket.server.endpoint, "allow_http": "true", "aws_region": "us-east-1"}

@@ -12,8 +12,9 @@ from funes_contracts import StoreContract
 from funes_contracts.store import STAMP, make_row
 from funes_core.home import Home
 from funes_core.models.embed import HashEmbedder
+from funes_core.models.vectors import ModelMismatchError, ModelStamp
 from funes_core.store import NO_INDEX_MESSAGE, NoIndexError, open_store
-from funes_core.store.base import ModelMismatchError, ModelStamp, Store
+from funes_core.store.base import Store
 from funes_core.store.lance import LanceStore, filters_sql
 from funes_core.store.reference import MemoryStore
 

@@ -26,16 +26,8 @@ import numpy as np
 import pytest
 
 from funes_core.models.embed import DIM, Embedder, FastEmbedder, HashEmbedder
-from funes_core.store.base import (
-    CandidateSearch,
-    Filters,
-    ModelMismatchError,
-    ModelStamp,
-    Row,
-    Store,
-    Vector,
-    candidate_row,
-)
+from funes_core.models.vectors import ModelMismatchError, ModelStamp, Vector
+from funes_core.store.base import CandidateSearch, Filters, Row, Store, candidate_row
 
 __all__ = ["StoreContract", "make_row", "shared_real_embedder"]
 

@@ -128,9 +128,9 @@ def _call(fn: Callable[[], str]) -> str:
     """Run a verb; turn our one-line errors into MCP tool errors (``isError`` results)."""
     from mcp.server.mcpserver.exceptions import ToolError
 
+    from funes_core.models.vectors import ModelMismatchError
     from funes_core.read.common import VerbError
     from funes_core.read.handle import MemoryUnavailableError
-    from funes_core.store.base import ModelMismatchError
 
     try:
         return unicode_text(fn())

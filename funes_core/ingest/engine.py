@@ -45,8 +45,9 @@ from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_id, chunk_tu
 from funes_core.ingest.facets import RepoResolver, workdir_of
 from funes_core.ingest.notes import notes_file, reserved_for_notes
 from funes_core.ingest.sources import TURNS_SUFFIX, format_counts, iter_turns_files
+from funes_core.models.vectors import Vector
 from funes_core.safetext import one_line, shorten
-from funes_core.store.base import Row, Store, Vector
+from funes_core.store.base import Row, Store
 from funes_core.turns.format import (
     ParsedFile,
     Turn,

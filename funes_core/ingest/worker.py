@@ -64,7 +64,8 @@ from funes_core.home import FILE_MODE, Home, LockBusyError, ensure_private_dir, 
 
 if TYPE_CHECKING:
     from funes_core.models.embed import Embedder
-    from funes_core.store.base import ModelStamp, Row, Store, Vector
+    from funes_core.models.vectors import ModelStamp, Vector
+    from funes_core.store.base import Row, Store
 
 __all__ = [
     "COMMIT_ROWS",
@@ -517,8 +518,8 @@ class _Worker:
     # -- the run ----------------------------------------------------------------------------
     def run(self) -> Outcome:
         from funes_core.models.base import ModelError
+        from funes_core.models.vectors import ModelMismatchError
         from funes_core.store import NoIndexError, open_store
-        from funes_core.store.base import ModelMismatchError
 
         try:
             store = open_store(home=self.home)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, ClassVar
 if TYPE_CHECKING:
     from typing import Self
 
-    from funes_core.store.base import ModelStamp, Vector
+    from funes_core.models.vectors import ModelStamp, Vector
 
 __all__ = [
     "MODEL_CONTRACT_VERSION",
@@ -123,7 +123,7 @@ class Embedder(ABC):
     @property
     def stamp(self) -> ModelStamp:
         """What is recorded in (and checked against) a memory; available without loading the model."""
-        from funes_core.store.base import ModelStamp
+        from funes_core.models.vectors import ModelStamp
 
         return ModelStamp(self.model, self.dim)
 

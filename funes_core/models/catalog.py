@@ -34,7 +34,7 @@ from funes_core.models.base import (
 if TYPE_CHECKING:
     from typing import Self
 
-    from funes_core.store.base import Vector
+    from funes_core.models.vectors import Vector
 
 __all__ = ["FastembedEmbedder", "FastembedReranker", "model_folder", "pull"]
 

@@ -41,7 +41,7 @@ import numpy.typing as npt
 from funes_core.files import atomic_write_bytes, atomic_write_text
 from funes_core.home import Home, ensure_private_dir
 from funes_core.models.base import MODEL_CONTRACT_VERSION, Embedder, ModelInfo, UnknownModelError
-from funes_core.store.base import Vector
+from funes_core.models.vectors import Vector
 
 if TYPE_CHECKING:
     from typing import Self

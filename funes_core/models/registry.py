@@ -33,7 +33,7 @@ from funes_core.models.base import Embedder, ModelError, ModelInfo, Reranker, Un
 if TYPE_CHECKING:
     from funes_core.home import Home
     from funes_core.host.manager import FunesPluginManager
-    from funes_core.store.base import ModelStamp
+    from funes_core.models.vectors import ModelStamp
 
 __all__ = [
     "MODEL_ENV",

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     from funes_core.models.base import Reranker
     from funes_core.models.embed import Embedder
-    from funes_core.store.base import Store, Vector
+    from funes_core.models.vectors import Vector
+    from funes_core.store.base import Store
 
 __all__ = ["Memory", "MemorySet", "MemoryUnavailableError", "count_tokens", "resolve_memories"]
 

@@ -58,8 +58,9 @@ from funes_core.safetext import one_line, passage
 
 if TYPE_CHECKING:
     from funes_core.models.base import Reranker
+    from funes_core.models.vectors import Vector
     from funes_core.read.handle import Memory, MemorySet
-    from funes_core.store.base import Filters, Hit, Row, Store, Vector
+    from funes_core.store.base import Filters, Hit, Row, Store
 
 __all__ = [
     "DEFAULT_CANDIDATES",

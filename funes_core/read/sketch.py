@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from funes_core.models.vectors import Vector
     from funes_core.read.handle import Memory
-    from funes_core.store.base import Store, Vector
+    from funes_core.store.base import Store
 
 __all__ = [
     "DEFAULT_MAX_CHARS",

@@ -193,8 +193,8 @@ def push(
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from funes_core.models.vectors import ModelMismatchError
     from funes_core.store import open_store
-    from funes_core.store.base import ModelMismatchError
     from funes_core.store.lance import NotFunesMemoryError
     from funes_core.store.purgelog import mark_applied, pending_for
 

@@ -14,16 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from funes_core.home import Home, ensure_private_dir
-from funes_core.store.base import (
-    Filters,
-    Hit,
-    ModelMismatchError,
-    ModelStamp,
-    Row,
-    Store,
-    StoreStats,
-    Vector,
-)
+from funes_core.models.vectors import ModelMismatchError, ModelStamp, Vector
+from funes_core.store.base import Filters, Hit, Row, Store, StoreStats
 
 if TYPE_CHECKING:
     from funes_core.share.remotes import Remote

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+from funes_core.models.vectors import ModelStamp, Vector
 
 if TYPE_CHECKING:
     from funes_core.ingest.chunking import Chunk
@@ -32,19 +31,12 @@ __all__ = [
     "CandidateSearch",
     "Filters",
     "Hit",
-    "ModelMismatchError",
-    "ModelStamp",
     "Row",
     "Store",
     "StoreStats",
-    "Vector",
     "Versioned",
     "candidate_row",
 ]
-
-#: An embedding: float32, L2-normalised, of the stamped dimension. A store may keep it at half
-#: precision on disk (the LanceDB store does); it always hands float32 back.
-Vector = npt.NDArray[np.float32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,31 +196,6 @@ class Hit:
     row: Row
     score: float
     vector_owed: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ModelStamp:
-    """Which embedding model built a memory. Mixing vectors of two models would rank garbage."""
-
-    model: str
-    dim: int
-
-
-class ModelMismatchError(RuntimeError):
-    """The memory was built with another embedding model than this funes uses."""
-
-    def __init__(self, label: str, stored: ModelStamp, ours: ModelStamp) -> None:
-        self.label = label
-        self.stored = stored
-        self.ours = ours
-        # The dimension is named only when the model names alone would read as identical.
-        theirs, mine = stored.model, ours.model
-        if theirs == mine:
-            theirs, mine = f"{theirs} ({stored.dim}-d)", f"{mine} ({ours.dim}-d)"
-        super().__init__(
-            f"memory {label} was built with {theirs}; this funes embeds with {mine}. "
-            "Rebuild it with: funes index --rebuild"
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,17 +59,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from funes_core.store.base import (
-    RANK_FIELDS,
-    Filters,
-    Hit,
-    ModelMismatchError,
-    ModelStamp,
-    Row,
-    StoreStats,
-    Vector,
-    candidate_row,
-)
+from funes_core.models.vectors import ModelMismatchError, ModelStamp, Vector
+from funes_core.store.base import RANK_FIELDS, Filters, Hit, Row, StoreStats, candidate_row
 
 if TYPE_CHECKING:
     import pyarrow as pa

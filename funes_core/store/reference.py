@@ -16,16 +16,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from funes_core.store.base import (
-    Filters,
-    Hit,
-    ModelMismatchError,
-    ModelStamp,
-    Row,
-    StoreStats,
-    Vector,
-    candidate_row,
-)
+from funes_core.models.vectors import ModelMismatchError, ModelStamp, Vector
+from funes_core.store.base import Filters, Hit, Row, StoreStats, candidate_row
 
 __all__ = ["BM25_B", "BM25_K1", "MemoryStore", "tokenize"]
 

@@ -57,10 +57,10 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         from funes_core import telemetry
         from funes_core.host.api import InstallContext
         from funes_core.host.ask import AskError, choose_agent, run_agent
+        from funes_core.models.vectors import ModelMismatchError
         from funes_core.read.ask import AskArgs, build_prompt, passages
         from funes_core.read.common import VerbError
         from funes_core.read.handle import MemoryUnavailableError, resolve_memories
-        from funes_core.store.base import ModelMismatchError
 
         def fail(message: object) -> typer.Exit:
             typer.echo(f"funes: {message}", err=True)

@@ -322,7 +322,7 @@ def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
         from funes_core.home import HomeError, LockBusyError
         from funes_core.ingest.engine import IndexRunError
         from funes_core.models.embed import ModelFileError
-        from funes_core.store.base import ModelMismatchError
+        from funes_core.models.vectors import ModelMismatchError
 
         if path is None and pm is not None:
             _refresh_registered(pm, harness, rebuild)

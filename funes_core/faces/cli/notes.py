@@ -19,7 +19,7 @@ def _write(keyword: str, hint: str | None) -> None:
     from funes_core.home import Home, HomeError, LockBusyError
     from funes_core.ingest.engine import IndexOptions, IndexRunError, run_index
     from funes_core.ingest.notes import append_note
-    from funes_core.store.base import ModelMismatchError
+    from funes_core.models.vectors import ModelMismatchError
 
     try:
         home = Home.resolve().ensure()

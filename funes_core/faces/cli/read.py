@@ -48,9 +48,9 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document i
 
 def _run(produce: Callable[[], str]) -> None:
     """Print a verb's text, or its error as one line on stderr with exit status 1."""
+    from funes_core.models.vectors import ModelMismatchError
     from funes_core.read.common import VerbError
     from funes_core.read.handle import MemoryUnavailableError
-    from funes_core.store.base import ModelMismatchError
 
     try:
         text = produce()

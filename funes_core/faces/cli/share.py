@@ -292,9 +292,9 @@ def _confirm(question: str) -> bool:
 
 
 def _push(name: str | None, *, yes: bool, batch: int, reindex: bool | None = None) -> None:
+    from funes_core.models.vectors import ModelMismatchError
     from funes_core.share.push import PushRefused, push
     from funes_core.store import NoIndexError
-    from funes_core.store.base import ModelMismatchError
 
     home = _home()
     remotes = _remotes(home)
@@ -370,9 +370,9 @@ def _locked(home: Home) -> Any:
 def _scrub() -> None:
     from funes_core.home import LockBusyError
     from funes_core.models.embed import embedder_from_env
+    from funes_core.models.vectors import ModelMismatchError
     from funes_core.share.scrub import scrub
     from funes_core.store import NoIndexError
-    from funes_core.store.base import ModelMismatchError
 
     home = _home()
     try:

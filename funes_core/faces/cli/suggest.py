@@ -66,10 +66,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     ) -> None:
+        from funes_core.models.vectors import ModelMismatchError
         from funes_core.read.common import VerbError
         from funes_core.read.handle import Memory, MemoryUnavailableError
         from funes_core.read.suggest import SuggestArgs, format_suggestions, hint_for, run, suggestions_json
-        from funes_core.store.base import ModelMismatchError
 
         def fail(message: object) -> typer.Exit:
             typer.echo(f"funes: {message}", err=True)
@@ -124,7 +124,7 @@ def _remember(pairs: list[tuple[str, str]]) -> None:
     from funes_core.home import Home, LockBusyError
     from funes_core.ingest.engine import IndexOptions, IndexRunError, run_index
     from funes_core.ingest.notes import append_note
-    from funes_core.store.base import ModelMismatchError
+    from funes_core.models.vectors import ModelMismatchError
 
     home = Home.resolve().ensure()
     try:
