@@ -32,6 +32,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from funes_core import portable
+
 settings.register_profile("funes", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "funes"))
 
@@ -66,11 +68,8 @@ def _strays(root: str) -> list[int]:
             if not entry.name.isdigit() or int(entry.name) == me:
                 continue
             pid = int(entry.name)
-            try:
-                if os.getsid(pid) != pid:
-                    continue  # not detached: a test's own child, or a module fixture's server
-            except OSError:
-                continue
+            if not portable.leads_a_session(pid):
+                continue  # not detached: a test's own child, or a module fixture's server
             env = _environ(pid)
             if not (_inside(env.get("FUNES_HOME"), root) or _inside(env.get("HOME"), root)):
                 continue

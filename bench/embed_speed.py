@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import sys
 import time
@@ -37,7 +36,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import CACHE, ROOT
 
-from funes_core.models.embed import MAX_TOKENS, FastEmbedder, _cpu_count, _OnnxModel, _session
+from funes_core.models.embed import MAX_TOKENS, FastEmbedder, _OnnxModel, _session
+from funes_core.portable import peak_rss_bytes, usable_cores
 
 
 def corpus_texts() -> list[str]:
@@ -93,7 +93,7 @@ def main() -> None:
     embedder.load()
     model = _OnnxModel(CACHE / "model")
     lengths = [len(e.ids) for e in model.tokenizer.encode_batch(texts)]
-    cores = _cpu_count()
+    cores = usable_cores()
     wide = _session(model.model_file, threads=cores, arena=True, spinning=True)
 
     def one_session(ordered: bool) -> list[Any]:
@@ -136,7 +136,7 @@ def main() -> None:
         "padding_b8_arrival": round(padding(lengths, 8, False), 3),
         "padding_b8_sorted": round(padding(lengths, 8, True), 3),
         "load_after": os.getloadavg()[0],
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+        "peak_rss_mb": peak_rss_bytes() // (1024 * 1024),
         "variants": {},
     }
     print(

@@ -11,7 +11,7 @@ Reports:
   committed (checked with an actual keyword search), i.e. how soon a fresh session is recallable;
 - embeddings/s: vectors computed and committed per second of the embedding phase;
 - model load, optimize (index refresh + compaction) and total wall time;
-- peak RSS of this process (``resource.getrusage``);
+- peak RSS of this process (``funes_core.portable.peak_rss_bytes``);
 - bytes on disk right after the run (older versions are kept for a 5-minute grace period, so
   rows rewritten to gain their vector still count twice) and once old versions are cleaned up,
   per chunk.
@@ -31,7 +31,6 @@ import os
 import platform
 import random
 import re
-import resource
 import shutil
 import sys
 import tempfile
@@ -46,6 +45,7 @@ from funes_core.home import Home, State  # noqa: E402
 from funes_core.ingest.chunking import Tier, chunk_turn  # noqa: E402
 from funes_core.ingest.engine import Indexer, IndexOptions, discover, load_redactor  # noqa: E402
 from funes_core.models.embed import Embedder, FastEmbedder, HashEmbedder  # noqa: E402
+from funes_core.portable import peak_rss_bytes  # noqa: E402
 from funes_core.store import open_store  # noqa: E402
 from funes_core.turns.format import Block, Turn, read_turns_file, write_turns_file  # noqa: E402
 
@@ -141,8 +141,7 @@ class TimedIndexer(Indexer):
 
 
 def peak_rss_mb() -> float:
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return rss / 1024 if sys.platform != "darwin" else rss / (1024 * 1024)
+    return peak_rss_bytes() / (1024 * 1024)
 
 
 def main() -> None:

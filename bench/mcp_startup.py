@@ -34,14 +34,13 @@ from typing import Any
 FUNES = str(Path(sys.executable).parent / "funes")
 NO_SDK = str(Path(__file__).with_name("_mcp_nosdk.py"))
 
-#: A prelude that replaces the server's glibc settings (mallopt M_ARENA_MAX = -8, M_MMAP_THRESHOLD = -3).
+#: A prelude that replaces the server's glibc settings (the malloc arenas and the mmap threshold).
 _MALLOPT = (
     "import funes_core.faces.mcp as m\n"
+    "from funes_core import portable\n"
     "def lean():\n"
-    "    libc = m._libc()\n"
-    "    if libc is not None:\n"
-    "        libc.mallopt(-8, {arena})\n"
-    "        libc.mallopt(-3, {mmap})\n"
+    "    portable.limit_malloc_arenas({arena})\n"
+    "    portable.set_mmap_threshold({mmap})\n"
     "m.lean_malloc = lean"
 )
 
@@ -49,6 +48,7 @@ _MALLOPT = (
 _IDLE_TRIM = """
 import threading, time
 import funes_core.faces.mcp as m
+from funes_core import portable
 state = {"due": None}
 cond = threading.Condition()
 def release():
@@ -61,9 +61,7 @@ def run():
             while state["due"] is None or state["due"] > time.monotonic():
                 cond.wait(None if state["due"] is None else state["due"] - time.monotonic())
             state["due"] = None
-        libc = m._libc()
-        if libc is not None:
-            libc.malloc_trim(0)
+        portable.trim_malloc()
 threading.Thread(target=run, daemon=True).start()
 m.release_memory = release
 """

@@ -231,9 +231,8 @@ def append_turns(folder: Path, session: str, turns: int = 3) -> Path:
 def appends(home: Home, embedder: CachedEmbedder, qs: list[str], count: int) -> dict[str, Any]:
     """A Stop-hook-sized ``funes index FILE`` at this size, then ``count`` small commits and optimize,
     then ``count`` more under the product's rule (optimize once ``needs_upkeep()``)."""
-    import fcntl
-
     from funes_core.ingest.worker import lock_path
+    from funes_core.portable import try_lock
     from funes_core.read.recall import RecallArgs, run
     from funes_core.store.base import Row
 
@@ -246,7 +245,8 @@ def appends(home: Home, embedder: CachedEmbedder, qs: list[str], count: int) -> 
     # none, so no worker embeds or optimizes during the measurements below (the hook's own time
     # does not include the worker, which runs detached).
     held = os.open(lock_path(home), os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(held, fcntl.LOCK_EX)
+    while not try_lock(held):  # a worker still embedding: wait for it
+        time.sleep(0.1)
     for i in range(3):
         path = append_turns(folder, f"hook-{time.time_ns()}-{i}")
         t0 = time.perf_counter()

@@ -12,6 +12,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from funes_core import portable
+
 __all__ = ["PRIVATE_FILE_MODE", "atomic_write_bytes", "atomic_write_text", "missing_dirs"]
 
 #: The mode of files funes creates: only the owner may read what holds the memory or a config.
@@ -43,7 +45,7 @@ def atomic_write_bytes(
             mode = PRIVATE_FILE_MODE
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        os.fchmod(fd, mode)
+        portable.set_mode(fd, tmp, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -5,7 +5,7 @@ Layout (default ``~/.funes``)::
     memory/chunks.lance/   the LanceDB table (the memory itself)
     spool/<id>/            turns files written by integrations, drained by ``funes index``
     state.json             what ``funes index`` has read: file stamps, refused files, last run
-    store.lock             the one write lock (flock); ``store.lock.pid`` names its holder
+    store.lock             the one write lock (``portable.try_lock``); ``store.lock.pid`` names its holder
     cache/                 derived files that can always be rebuilt (model dir, sha verification)
 
 Everything here is private to the user: directories are 0700 and files 0600, because the memory
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from funes_core import portable
 from funes_core.files import atomic_write_text, missing_dirs
 
 __all__ = [
@@ -49,7 +50,6 @@ __all__ = [
     "private_umask",
     "secure_home",
     "secure_tree",
-    "try_flock",
     "write_lock",
 ]
 
@@ -387,16 +387,6 @@ def _read_pid(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by someone else
-        return True
-    return True
-
-
 def _holder_pid(path: Path, *, patience: float = 1.0) -> int | None:
     """The pid of the lock's holder, from its sidecar.
 
@@ -407,42 +397,23 @@ def _holder_pid(path: Path, *, patience: float = 1.0) -> int | None:
     deadline = time.monotonic() + patience
     while True:
         pid = _read_pid(path)
-        if pid is not None and _alive(pid):
+        if pid is not None and portable.pid_alive(pid):
             return pid
         if time.monotonic() >= deadline:
             return None
         time.sleep(0.02)
 
 
-def try_flock(fd: int) -> bool:
-    """Take an exclusive ``flock`` on ``fd`` without waiting; ``False`` if another holder has it."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: msvcrt locks a byte range instead
-        import msvcrt
-
-        try:
-            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined,unused-ignore]
-        except OSError:
-            return False
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
 @contextlib.contextmanager
 def write_lock(home: Home, *, wait: float = 0.0, notify: TextIO | None = None) -> Iterator[None]:
-    """Hold ``store.lock`` (an advisory ``flock``) for the duration; readers never take it.
+    """Hold ``store.lock`` (:func:`funes_core.portable.try_lock`) for the duration; readers never take it.
 
     While it is held the process creates files private (:func:`private_umask`), and anything loose
     under ``$FUNES_HOME`` is tightened first (:func:`secure_home`).
 
     ``wait`` is how long to keep trying (an interactive user can wait a few seconds; a hook must
     not), after which :class:`LockBusyError` names the holder's pid from ``store.lock.pid``. The
-    kernel drops a flock when its holder dies, even by ``kill -9``, so a stale lock cannot exist;
+    system drops the lock when its holder dies, even by ``kill -9``, so a stale lock cannot exist;
     a stale pid file is harmless because it is only read while the lock is actually held.
     """
     home.ensure()
@@ -450,7 +421,7 @@ def write_lock(home: Home, *, wait: float = 0.0, notify: TextIO | None = None) -
     try:
         deadline = time.monotonic() + wait
         told = False
-        while not try_flock(fd):
+        while not portable.try_lock(fd):
             if time.monotonic() >= deadline:
                 raise LockBusyError(_holder_pid(home.lock_pid_path))
             if notify is not None and not told:
@@ -469,7 +440,7 @@ def write_lock(home: Home, *, wait: float = 0.0, notify: TextIO | None = None) -
                 if _read_pid(home.lock_pid_path) == os.getpid():
                     home.lock_pid_path.unlink()
     finally:
-        os.close(fd)  # closing the descriptor releases the flock
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def stderr_is_interactive() -> bool:

@@ -253,11 +253,9 @@ def _append(folder: Path, line: str) -> None:
 
 def _rotate(folder: Path) -> None:
     """Move ``events.jsonl`` to ``events.1.jsonl`` under a lock, so two writers rotate once."""
-    import fcntl
+    from funes_core.portable import file_lock
 
-    fd = os.open(folder / "rotate.lock", os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with file_lock(folder / "rotate.lock"):
         path = folder / EVENTS
         try:
             if path.stat().st_size <= MAX_BYTES:
@@ -265,8 +263,6 @@ def _rotate(folder: Path) -> None:
         except FileNotFoundError:
             return
         os.replace(path, folder / OLDER)
-    finally:
-        os.close(fd)
 
 
 # -- reading ------------------------------------------------------------------------------------------

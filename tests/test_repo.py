@@ -77,6 +77,17 @@ def test_mypy_strict_clean_on_core_and_contracts() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["win32", "darwin"])
+def test_mypy_strict_clean_as_seen_from_windows_and_macos(platform: str) -> None:
+    """The type checker with another platform's standard library: a call that platform lacks
+    (``os.fchmod`` on Windows, ``time.tzset``) fails here, not on a user's machine."""
+    cache = ROOT / ".mypy_cache" / f"platform-{platform}"
+    command = [_tool("mypy"), "--platform", platform, "--cache-dir", str(cache)]
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_a_plugin_importing_a_core_module_fails_lint() -> None:
     """plugins/ruff.toml: a plugin imports only ``funes_core``'s public API, never a room of the core."""
 

@@ -25,6 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 import funes_echo
+from funes_core import portable
 from funes_core.faces.cli.app import make_app
 from funes_core.home import Home, write_lock
 from funes_core.host.manager import load_plugins
@@ -115,9 +116,7 @@ def holder(funes_home: Home) -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
 
     def start() -> subprocess.Popen[bytes]:
         fd = os.open(lock_path(funes_home.ensure()), os.O_RDWR | os.O_CREAT, 0o600)
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert portable.try_lock(fd)
         proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], pass_fds=(fd,))
         os.close(fd)
         started.append(proc)
@@ -321,7 +320,7 @@ def test_too_little_free_space_stops_before_writing(
 
 def test_lowering_priority_by_hand_leaves_the_terminal_sessions_group_alone() -> None:
     script = (
-        "import os; from pathlib import Path; from funes_core.ingest.worker import lower_priority\n"
+        "import os; from pathlib import Path; from funes_core.portable import lower_priority\n"
         "group = Path('/proc/self/autogroup'); before = group.read_text() if group.exists() else ''\n"
         "lower_priority()\n"
         "print(os.getpriority(os.PRIO_PROCESS, 0), (group.read_text() if group.exists() else '') == before)"

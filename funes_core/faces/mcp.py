@@ -13,18 +13,16 @@ successful answer.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import logging
 import os
 import re
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from funes_core import __version__
+from funes_core import __version__, portable
 from funes_core.read import get, recall, scan, sessions, sketch, status, triggers
 from funes_core.read.common import ParamField, Verb, fields_of
 
@@ -215,38 +213,23 @@ def lean_malloc() -> None:
     recall (``bench/mcp_startup.py``, lever ``mimalloc``). pyarrow reads the variable once, before
     its first allocation; the server imports pyarrow at its first tool call, after this.
     """
-    libc = _libc()
-    if libc is None:
+    if not _lean():
         return
-    os.environ.setdefault(ARROW_POOL_ENV, "system")
-    m_mmap_threshold, m_arena_max = -3, -8
-    libc.mallopt(m_arena_max, 2)
-    libc.mallopt(m_mmap_threshold, 256 * 1024)
+    if portable.limit_malloc_arenas(2):
+        os.environ.setdefault(ARROW_POOL_ENV, "system")
+        portable.set_mmap_threshold(256 * 1024)
 
 
 def release_memory() -> None:
     """Give memory freed by the last call back to the system (glibc's ``malloc_trim``)."""
-    libc = _libc()
-    if libc is not None:
-        libc.malloc_trim(0)
+    if _lean():
+        portable.trim_malloc()
 
 
-@functools.cache
-def _libc() -> Any:
-    """glibc, for :func:`lean_malloc` and :func:`release_memory`; ``FUNES_LEAN_MALLOC=0`` turns both off
-    (the benchmark compares with and without)."""
-    if not sys.platform.startswith("linux") or os.environ.get("FUNES_LEAN_MALLOC", "1") == "0":
-        return None
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.mallopt  # noqa: B018 - glibc only (musl has neither)
-        libc.malloc_trim  # noqa: B018
-    except (OSError, AttributeError):
-        return None
-    return libc
+def _lean() -> bool:
+    """Whether :func:`lean_malloc` and :func:`release_memory` act: ``FUNES_LEAN_MALLOC=0`` turns both
+    off (the benchmark compares with and without)."""
+    return os.environ.get("FUNES_LEAN_MALLOC", "1") != "0"
 
 
 def make_server(memory: str | None = None, *, home: Home | None = None) -> MCPServer[Any]:

@@ -25,11 +25,9 @@ One writer at a time holds ``$FUNES_HOME/store.lock``; readers never take it.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import hashlib
 import os
-import platform
 import sys
 import time
 from collections import Counter
@@ -39,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TextIO
 
-from funes_core import __version__
+from funes_core import __version__, portable
 from funes_core.home import FileState, Home, LockBusyError, RefusedFile, State, write_lock
 from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_id, chunk_turn, render_block, tier_of
 from funes_core.ingest.facets import RepoResolver, workdir_of
@@ -428,18 +426,6 @@ def _remove_if_unchanged(src: SourceFile) -> bool:
 
 # --------------------------------------------------------------------------- native memory
 
-#: glibc's ``mallopt`` parameter for the number of malloc arenas.
-_M_ARENA_MAX = -8
-
-
-def _glibc() -> ctypes.CDLL | None:
-    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
-        return None
-    try:
-        return ctypes.CDLL("libc.so.6")
-    except OSError:  # pragma: no cover - a glibc without the usual soname
-        return None
-
 
 def bound_native_memory() -> None:
     """Cap glibc at two malloc arenas for this process (a no-op elsewhere).
@@ -449,9 +435,7 @@ def bound_native_memory() -> None:
     holding nothing (measured: peak 464 MB with the default, 426 MB with two arenas). Called
     before the store is opened, so the threads it starts share two arenas.
     """
-    libc = _glibc()
-    if libc is not None:
-        libc.mallopt(_M_ARENA_MAX, 2)
+    portable.limit_malloc_arenas(2)
 
 
 def release_native_memory() -> None:
@@ -460,9 +444,7 @@ def release_native_memory() -> None:
     Called after each store commit and before ``optimize``: batches come and go, and without a trim
     the freed pages of every batch stay resident until the process ends.
     """
-    libc = _glibc()
-    if libc is not None:
-        libc.malloc_trim(0)
+    portable.trim_malloc()
 
 
 # --------------------------------------------------------------------------- redaction

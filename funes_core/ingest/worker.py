@@ -59,8 +59,9 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from funes_core import portable
 from funes_core.files import atomic_write_text
-from funes_core.home import FILE_MODE, Home, LockBusyError, ensure_private_dir, try_flock, write_lock
+from funes_core.home import FILE_MODE, Home, LockBusyError, ensure_private_dir, write_lock
 
 if TYPE_CHECKING:
     from funes_core.models.embed import Embedder
@@ -209,11 +210,7 @@ def estimate_seconds(owed: int, rate: float | None) -> float:
 
 def worker_threads() -> int:
     """Model threads for the background worker: all cores but one, so the agent keeps a core."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - macOS / Windows
-        cores = os.cpu_count() or 1
-    return max(1, cores - 1)
+    return max(1, portable.usable_cores() - 1)
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -229,23 +226,7 @@ def is_disk_full(exc: BaseException) -> bool:
 
 def worker_alive(home: Home) -> bool:
     """Whether a worker holds ``embed.lock`` now. Opens the lock file read-only: writes nothing."""
-    try:
-        fd = os.open(lock_path(home), os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: fall back on the recorded pid
-        os.close(fd)
-        known = Progress.load(progress_path(home))
-        return bool(known and known.pid and known.state in ("starting", "running"))
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return portable.lock_held(lock_path(home))
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +287,7 @@ def ensure_worker(home: Home, *, owed: int, argv: Sequence[str] | None = None) -
     home.ensure()
     fd = os.open(lock_path(home), os.O_RDWR | os.O_CREAT, FILE_MODE)
     try:
-        if not try_flock(fd):
+        if not portable.try_lock(fd):
             known = Progress.load(progress_path(home))
             return WorkerStart(pid=known.pid if known else None, started=False)
         previous = Progress.load(progress_path(home))
@@ -314,13 +295,13 @@ def ensure_worker(home: Home, *, owed: int, argv: Sequence[str] | None = None) -
             state="starting", started=_utc_now(), owed=owed, rate=previous.rate if previous else None
         )
         starting.save(progress_path(home))
-        if os.name == "posix":
+        if portable.can_pass_fds():
             locked = ["--lock-fd", str(fd)]
             full = [*argv, *locked] if argv is not None else None
             pid = _spawn_funes(
                 home, ["index", "--worker", *locked], log=log_path(home), pass_fds=(fd,), argv=full
             )
-        else:  # pragma: no cover - no descriptor passing: the child takes the lock itself
+        else:  # Windows: no descriptor passing, the child takes the lock itself
             os.close(fd)
             fd = -1
             pid = _spawn_funes(home, ["index", "--worker"], log=log_path(home), argv=argv)
@@ -339,14 +320,11 @@ def stop_worker(home: Home, *, patience: float = 10.0) -> bool:
     Used by ``funes index --rebuild``: a worker must not go on embedding into a memory that is
     being moved aside. Only a live lock holder is signalled, and only by the pid it recorded.
     """
-    import signal
-
     if not worker_alive(home):
         return False
     known = Progress.load(progress_path(home))
     if known is not None and known.pid:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(known.pid, signal.SIGTERM)
+        portable.terminate(known.pid)
     deadline = time.monotonic() + patience
     while worker_alive(home) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -357,30 +335,9 @@ def stop_worker(home: Home, *, patience: float = 10.0) -> bool:
 
 
 def lower_priority() -> list[str]:
-    """Make this process yield CPU and disk to everything else; returns what could not be done."""
-    missed: list[str] = []
-    try:
-        os.setpriority(os.PRIO_PROCESS, 0, 19)
-    except (AttributeError, OSError):  # pragma: no cover - Windows has no setpriority
-        missed.append("nice")
-    # The autogroup is the whole session's: renice it only when this process leads its own session
-    # (a detached worker does), never the terminal session of someone running the worker by hand.
-    autogroup = Path("/proc/self/autogroup")
-    if autogroup.exists() and os.getsid(0) == os.getpid():
-        try:
-            autogroup.write_text("19")
-        except OSError:
-            missed.append("autogroup nice")
-    try:
-        import psutil
-
-        proc = psutil.Process()
-        if hasattr(psutil, "IOPRIO_CLASS_IDLE"):
-            proc.ionice(psutil.IOPRIO_CLASS_IDLE)
-        elif hasattr(psutil, "IDLE_PRIORITY_CLASS"):  # pragma: no cover - Windows
-            proc.nice(psutil.IDLE_PRIORITY_CLASS)
-    except Exception:  # broad on purpose: psutil.Error (access denied, unsupported); best effort
-        missed.append("I/O priority")
+    """Make this process yield CPU and disk to everything else (:func:`funes_core.portable.lower_priority`);
+    returns what could not be done."""
+    missed = portable.lower_priority()
     # The tokenizer would otherwise start a thread per core for every batch.
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     return missed
@@ -447,7 +404,7 @@ def run_worker(
         else os.open(lock_path(home.ensure()), os.O_RDWR | os.O_CREAT, FILE_MODE)
     )
     try:
-        if not try_flock(fd):  # an inherited descriptor already holds it: this succeeds
+        if not portable.try_lock(fd):  # an inherited descriptor already holds it: this succeeds
             say("another worker is running; nothing to do")
             return Outcome.BUSY
         worker = _Worker(home, embedder, options or WorkerOptions(), on_progress, clock, sleep, say)

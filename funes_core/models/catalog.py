@@ -14,7 +14,6 @@ fastembed is imported only here, and only when a catalogue model is listed or us
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from funes_core import portable
 from funes_core.models.base import (
     MODEL_CONTRACT_VERSION,
     Embedder,
@@ -123,13 +123,6 @@ class _Weights:
         return options
 
 
-def _threads() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS / Windows
-        return max(1, os.cpu_count() or 1)
-
-
 class FastembedEmbedder(Embedder):
     """Any text-embedding model of fastembed's catalogue whose weights are on this machine."""
 
@@ -161,7 +154,8 @@ class FastembedEmbedder(Embedder):
                 self.check()
                 from fastembed import TextEmbedding
 
-                self._model = TextEmbedding(self.model, threads=_threads(), **self._weights.options())
+                threads = portable.usable_cores()
+                self._model = TextEmbedding(self.model, threads=threads, **self._weights.options())
             return self._model
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
@@ -209,7 +203,8 @@ class FastembedReranker(Reranker):
                 self.check()
                 from fastembed.rerank.cross_encoder import TextCrossEncoder
 
-                self._model = TextCrossEncoder(self.model, threads=_threads(), **self._weights.options())
+                threads = portable.usable_cores()
+                self._model = TextCrossEncoder(self.model, threads=threads, **self._weights.options())
         return [float(s) for s in self._model.rerank(query, list(passages), batch_size=8)]
 
 

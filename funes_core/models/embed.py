@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from funes_core import portable
 from funes_core.files import atomic_write_bytes, atomic_write_text
 from funes_core.home import Home, ensure_private_dir
 from funes_core.models.base import MODEL_CONTRACT_VERSION, Embedder, ModelInfo, UnknownModelError
@@ -215,13 +216,6 @@ def _register_with_fastembed() -> None:
         )
 
 
-def _cpu_count() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - macOS / Windows
-        return max(1, os.cpu_count() or 1)
-
-
 def _session(model_file: Path, *, threads: int, arena: bool, spinning: bool) -> Any:
     import onnxruntime as ort
 
@@ -386,7 +380,7 @@ class FastEmbedder(Embedder):
 
     def __init__(self, cache_dir: Path, *, threads: int | None = None, batch_size: int = BATCH_SIZE) -> None:
         self.cache_dir = cache_dir
-        self.threads = threads or _cpu_count()
+        self.threads = threads or portable.usable_cores()
         self.batch_size = batch_size
         self._onnx: _OnnxModel | None = None
         self._documents: _DocumentEncoder | None = None

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from funes_core import portable
 from funes_core.wiring.overrides import drift_from_record
 
 __all__ = [
@@ -99,44 +100,16 @@ def rotating_log(path: Path) -> int:
 def spawn_detached(
     argv: Sequence[str], *, env: Mapping[str, str], log: Path, pass_fds: Sequence[int] = ()
 ) -> int:
-    """Start ``argv`` in a session of its own, stdin from /dev/null, output appended to ``log``; never wait.
+    """Start ``argv`` detached (:func:`funes_core.portable.spawn_detached`), stdin from nothing, output
+    appended to ``log`` (rotated past :data:`LOG_LIMIT`); never wait. Returns the child's pid.
 
-    The agent must not wait for it, be killed with it, or keep its pipes open. ``posix_spawn``
-    keeps this cheap (``subprocess`` alone costs more to import than the rest of a hook);
-    where it cannot start a new session, ``subprocess`` does the same. Returns the child's pid.
-    ``pass_fds`` (POSIX) are descriptors the child inherits: the core hands its background
-    embedding worker the lock it already holds.
+    The agent must not wait for it, be killed with it, or keep its pipes open. ``pass_fds`` (POSIX)
+    are descriptors the child inherits: the core hands its background embedding worker the lock
+    it already holds.
     """
     fd = rotating_log(log)
     try:
-        if hasattr(os, "posix_spawnp") and hasattr(os, "POSIX_SPAWN_DUP2"):
-            actions = [
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, fd, 1),
-                (os.POSIX_SPAWN_DUP2, fd, 2),
-            ]
-            for passed in pass_fds:
-                os.set_inheritable(passed, True)  # posix_spawn keeps what is inheritable, as it is
-            try:
-                return os.posix_spawnp(argv[0], list(argv), dict(env), file_actions=actions, setsid=True)
-            except NotImplementedError:
-                pass
-            finally:
-                for passed in pass_fds:
-                    os.set_inheritable(passed, False)
-        import subprocess
-
-        proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=subprocess.STDOUT,
-            close_fds=True,
-            pass_fds=tuple(pass_fds),
-            start_new_session=True,
-            env=dict(env),
-        )
-        return proc.pid
+        return portable.spawn_detached(argv, env=env, output=fd, pass_fds=pass_fds)
     finally:
         os.close(fd)
 
