@@ -30,6 +30,24 @@ CACHE = ROOT / "bench" / ".cache"
 EXAMPLES = ROOT / "examples" / "sessions"
 #: Environment override for the LoCoMo file (default: ``shared/bench/locomo10.json`` beside the checkout).
 LOCOMO_ENV = "FUNES_LOCOMO"
+#: Environment override for the embedding cache file (default: :func:`embedding_cache_path`).
+EMBEDDINGS_ENV = "FUNES_BENCH_EMBEDDINGS"
+
+
+def embedding_cache_path() -> Path:
+    """Where the benchmarks keep every vector the real model computed: ``$FUNES_BENCH_EMBEDDINGS``, else
+    ``$XDG_CACHE_HOME/funes-bench/embeddings.sqlite`` (``~/.cache/...``).
+
+    Outside the checkout on purpose: embedding is the slow part of every benchmark (15–20 passages a
+    second on two cores), and a cache shared by every checkout and worktree on the machine embeds each
+    text once. Keys name the model, so one file serves any model.
+    """
+    env = os.environ.get(EMBEDDINGS_ENV)
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "funes-bench" / "embeddings.sqlite"
+
 
 CATEGORIES: dict[int, str] = {
     1: "multi-hop",
@@ -229,20 +247,23 @@ def dedupe(items: Iterable[str]) -> list[str]:
 class CachedEmbedder:
     """The real model (:class:`FastEmbedder`), with every vector it computes kept in a SQLite file.
 
-    Keyed by (kind, sha1 of the text), so a re-run, or another benchmark over the same texts, never
-    embeds a text twice. The vectors are exactly the model's; the stamp is the real model's, so a
-    memory built through this class is indistinguishable from one built by ``funes index``.
+    Keyed by (model, kind, sha1 of the text), so a re-run, another benchmark or another checkout over
+    the same texts never embeds a text twice (:func:`embedding_cache_path`). The vectors are exactly
+    the model's; the stamp is the real model's, so a memory built through this class is
+    indistinguishable from one built by ``funes index``.
     """
 
     model: str = MODEL_NAME
     dim: int = DIM
 
     def __init__(self, path: Path | None = None, *, cache_dir: Path | None = None) -> None:
-        self.path = path or CACHE / "embeddings.sqlite"
+        self.path = path or embedding_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fast = FastEmbedder(cache_dir or CACHE / "model")
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        # Several benchmarks (and checkouts) may share the file at once: wait for each other's writes.
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=120)
+        self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS vec (key TEXT PRIMARY KEY, v BLOB NOT NULL)")
         self._db.commit()
         self.computed = 0
@@ -252,9 +273,9 @@ class CachedEmbedder:
     def stamp(self) -> ModelStamp:
         return ModelStamp(self.model, self.dim)
 
-    @staticmethod
-    def _key(kind: str, text: str) -> str:
-        return kind + ":" + hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+    def _key(self, kind: str, text: str) -> str:
+        digest = hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()
+        return f"{self.model}/{self.dim}:{kind}:{digest}"
 
     def _lookup(self, keys: Sequence[str]) -> dict[str, Vector]:
         found: dict[str, Vector] = {}

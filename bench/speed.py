@@ -4,7 +4,7 @@ Corpora of 10k and 100k chunks are generated from real text: every LoCoMo turn (
 ``bench/quality.py`` converts it) and every chunk of ``examples/sessions/``, then copies of them
 with about one word in eight swapped for another word of the corpus (the variation of
 ``bench/index_speed.py``). **Embeddings:** each unique base text is embedded with the real model
-(cached in ``bench/.cache/embeddings.sqlite``); a variation's vector is its base vector plus
+(cached in ``~/.cache/funes-bench/embeddings.sqlite``); a variation's vector is its base vector plus
 Gaussian noise, renormalised (cosine ≈ 0.9 to its base), not the model's embedding of the varied
 text. Embedding 100k texts for real would take ~45 minutes on 2 cores and would not change what is
 timed here (the searches cost the same for any vectors of this size). Rows are written straight
