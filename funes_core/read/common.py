@@ -29,7 +29,7 @@ import json
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 from funes_core.ingest.chunking import stitch
@@ -42,6 +42,7 @@ __all__ = [
     "MAX_OUTPUT_CHARS",
     "SCAFFOLDING_PREFIXES",
     "SPLIT_GAP",
+    "AsOf",
     "FromSeq",
     "HarnessFilter",
     "Param",
@@ -66,6 +67,7 @@ __all__ = [
     "is_scaffolding",
     "no_turns",
     "opening_unit",
+    "parse_as_of",
     "parse_day",
     "session8",
     "session_rows",
@@ -196,6 +198,15 @@ Since = Annotated[str | None, Param("From this day on, YYYY-MM-DD (UTC, inclusiv
 Until = Annotated[str | None, Param("Up to this day, YYYY-MM-DD (UTC, inclusive).", ("--until",))]
 HarnessFilter = Annotated[str | None, Param("Only this agent (claude, codex, …).", ("--harness",))]
 RepoFilter = Annotated[str | None, Param("Only this repository, owner/name.", ("--repo",))]
+AsOf = Annotated[
+    str | None,
+    Param(
+        "Ask as of this moment instead of now: YYYY-MM-DD (the end of that day, UTC) or an ISO time "
+        "(2026-03-01T09:00+02:00; no offset means UTC). Time words ('yesterday') and freshness are "
+        "read against it, and passages of later days are left out.",
+        ("--as-of",),
+    ),
+]
 
 
 def parse_day(value: str | None, flag: str) -> date | None:
@@ -206,6 +217,36 @@ def parse_day(value: str | None, flag: str) -> date | None:
         return date.fromisoformat(value)
     except ValueError:
         raise VerbError(f"{flag}: {value!r} is not a date (YYYY-MM-DD)") from None
+
+
+def parse_as_of(value: str | None, now: datetime, flag: str = "--as-of") -> datetime | None:
+    """``--as-of``'s moment as an aware UTC datetime; ``None`` or ``""`` → ``None`` (now).
+
+    A bare day means the end of that day in UTC (so "as of 1 March" includes 1 March), today's
+    end being capped at ``now``; a time with an offset is converted to UTC, one without is UTC.
+    A moment after ``now`` is refused: the memory cannot be asked what it will hold.
+    """
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    try:
+        if len(text) == 10:  # YYYY-MM-DD
+            day = date.fromisoformat(text)
+            moment = datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1, microseconds=-1)
+            if day == now.astimezone(UTC).date():
+                moment = now.astimezone(UTC)
+        else:
+            parsed = datetime.fromisoformat(text)
+            moment = (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).astimezone(UTC)
+    except ValueError:
+        raise VerbError(
+            f"{flag}: {value!r} is not a date or time "
+            "(YYYY-MM-DD, or an ISO time such as 2026-03-01T09:00+02:00)"
+        ) from None
+    if moment > now:
+        stamp = now.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        raise VerbError(f"{flag}: {value!r} is in the future (it is {stamp}): give a moment up to now")
+    return moment
 
 
 def check_window(seq_from: int | None, seq_to: int | None) -> None:

@@ -41,6 +41,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from funes_core.read.common import (
+    AsOf,
     HarnessFilter,
     Param,
     RepoFilter,
@@ -50,6 +51,7 @@ from funes_core.read.common import (
     VerbError,
     get_hint,
     get_ref,
+    parse_as_of,
     parse_day,
     session8,
 )
@@ -247,6 +249,8 @@ class RecallResult:
     #: One-line notes shown after the hits (a reranker that timed out, ...).
     notes: tuple[str, ...] = ()
     rerank: RerankCost | None = None
+    #: The moment the question was asked as of (``--as-of``); ``None`` for now.
+    as_of: datetime | None = None
 
 
 #: Candidates a reranker scores at least, and per hit asked for: a deep pool, not just the top k.
@@ -748,6 +752,7 @@ class RecallArgs:
     repo: RepoFilter = None
     since: Since = None
     until: Until = None
+    as_of: AsOf = None
     half_life: Annotated[
         float | None,
         Param("Freshness half-life in days; 0 disables (default: the profile's).", ("--half-life",), ge=0),
@@ -861,7 +866,7 @@ def render_recall(
     if result.cut:
         out = f"query cut to its first {len(result.query)} characters ({result.cut} left out)\n" + out
     if not shown and not result.triggers and not left_out:
-        return out + NO_RESULTS + "\n"
+        return out + NO_RESULTS + "\n" + "".join(note + "\n" for note in result.notes)
     ids = frozenset(hit.row.id for hit in shown)
     out += "".join(_hit_text(hit, label, ids) for hit in shown)
     if left_out:
@@ -956,6 +961,7 @@ def recall_json(
             "fusion": p.fusion,
             "half_life": p.effective_half_life,
             "budget": budget,
+            "as_of": result.as_of.isoformat() if result.as_of else None,
             "filters": {
                 "harness": f.harness,
                 "role": f.role,
@@ -1012,6 +1018,7 @@ def search(
     from funes_core.read.handle import MemorySet
     from funes_core.read.triggers import fired
 
+    as_of = parse_as_of(args.as_of, now or datetime.now(UTC))
     filters = make_filters(
         harness=args.harness,
         role=args.role,
@@ -1020,6 +1027,12 @@ def search(
         since=args.since,
         until=args.until,
     )
+    if as_of is not None:  # as if asked then: what was said on later days is not there yet
+        day = as_of.date()
+        if filters.since is not None and filters.since > day:
+            raise VerbError(f"--since {filters.since} is after --as-of {day}")
+        filters = replace(filters, until=min(filters.until or day, day))
+        now = as_of
     try:
         params = RecallParams(
             k=args.k,
@@ -1059,10 +1072,12 @@ def search(
             )
     except ValueError as exc:  # a query with nothing to search: a message, never a traceback
         raise VerbError(f"{exc}: say what to look for") from None
+    as_of_note = (f"as of {as_of:%Y-%m-%d %H:%M:%S} UTC: passages of later days left out",) if as_of else ()
     result = replace(
         result,
         triggers=fired(store, args.query),
-        notes=result.notes + ((unavailable,) if unavailable else ()),
+        notes=result.notes + ((unavailable,) if unavailable else ()) + as_of_note,
+        as_of=as_of,
     )
     return result, notes
 
