@@ -166,11 +166,15 @@ def build_cached(
     parent: Path,
     prefix: str,
     name: str,
+    *,
+    embed: bool = True,
 ) -> Home:
     """A memory of ``sessions`` built with the real pipeline (``run_index``), or reused from the cache.
 
     The cache key hashes the turns and the code that decides what is stored, so changing either
-    builds a new memory; an interrupted build resumes (the turns files keep a fixed mtime).
+    builds a new memory; an interrupted build resumes (the turns files keep a fixed mtime). With
+    ``embed`` false the memory is left as ``funes index`` leaves it before the background worker
+    has run: text only, every embedding owed.
     """
     body = "".join(turns_to_jsonl(s) for s in sessions)
     code = file_sha(ROOT / "funes_core" / part for part in _PIPELINE)
@@ -187,10 +191,9 @@ def build_cached(
             # A fixed mtime keeps the file's stamp stable, so a resumed run skips what it stored.
             write_turns_file(target, turns, mtime=1_700_000_000)
     bar = _IndexBar(progress, f"index {name}")
-    report = run_index(
-        IndexOptions(path=turns_dir), home=home, embedder=embedder, progress=bar, warn=lambda m: None
-    )
-    if report.rejected or report.owed:
+    options = IndexOptions(path=turns_dir, embed="here" if embed else "none")
+    report = run_index(options, home=home, embedder=embedder, progress=bar, warn=lambda m: None)
+    if report.rejected or (embed and report.owed):
         raise SystemExit(f"{name}: indexing left {report.owed} owed, rejected {report.rejected}")
     done.write_text(json.dumps({"chunks": report.chunks, "turns": report.turns}) + "\n")
     return home
@@ -785,8 +788,27 @@ def run_agent(
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--bench", choices=("both", "locomo", "agent"), default="both", help="which benchmark(s) to run"
+        "--bench",
+        choices=("all", "both", "locomo", "agent", "whole"),
+        default="all",
+        help="which benchmark(s): all (default), both per-haystack ones, one of them, or the whole histories",
     )
+    parser.add_argument(
+        "--whole",
+        choices=("both", "locomo", "agent"),
+        default="both",
+        help="whole history: which benchmark(s)",
+    )
+    parser.add_argument("--crowd", type=int, default=2000, help="whole history: distractor sessions (agent)")
+    parser.add_argument(
+        "--growth",
+        type=int,
+        nargs="*",
+        default=[1, 10, 100],
+        help="whole history: agent history sizes (× 13)",
+    )
+    parser.add_argument("--no-mcp", action="store_true", help="whole history: in process only")
+    parser.add_argument("--no-owed", action="store_true", help="whole history: skip the text-only memories")
     parser.add_argument("--quick", action="store_true", help=f"LoCoMo: only {', '.join(QUICK)}")
     parser.add_argument("--conversations", nargs="*", help="LoCoMo: sample ids to run (default: all)")
     parser.add_argument("--no-speaker", action="store_true", help="LoCoMo: no speaker prefix in the turns")
@@ -803,10 +825,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     runs: dict[str, Run] = {}
     with Progress(*columns, console=console, transient=False) as progress:
-        if args.bench in ("both", "locomo"):
+        if args.bench in ("all", "both", "locomo"):
             runs["locomo"] = run_locomo(args, embedder, progress, console)
-        if args.bench in ("both", "agent"):
+        if args.bench in ("all", "both", "agent"):
             runs["agent"] = run_agent(args, embedder, progress, console)
+        if args.bench in ("all", "whole"):
+            from _history import run_whole
+
+            runs["whole"] = run_whole(args, embedder, progress)
     out = Console(width=max(Console().width, 150))
     for run in runs.values():
         print_tables(out, run.tables)
