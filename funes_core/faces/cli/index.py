@@ -18,6 +18,10 @@ from funes_core.ingest.sources import CheckedFile, CheckReport, format_counts
 from funes_core.turns.format import TurnsFormatError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.console import Console
+
     from funes_core.host.manager import FunesPluginManager
     from funes_core.ingest.engine import IndexReport
     from funes_core.ingest.worker import Progress
@@ -101,21 +105,33 @@ def _check(path: Path) -> int:
 
 
 class RichProgress:
-    """A transient progress display on stderr: files × tiers stored, then embeddings per second."""
+    """A transient progress display on stderr: files × tiers stored, with turns per second and the time
+    left (a first index of a whole history takes minutes: the user sees it move), then embeddings per
+    second."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Console | None = None, clock: Callable[[], float] | None = None) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        self.console = Console(stderr=True)
+        self.console = console or Console(stderr=True)
         self._progress = Progress(
             TextColumn("{task.description:<10}"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[info]}"),
             TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
             console=self.console,
             transient=True,
+            get_time=clock,
         )
         self._write_task: Any = None
         self._embed_task: Any = None
@@ -140,8 +156,12 @@ class RichProgress:
             return
         self._turns += turns
         self._chunks += chunks
+        elapsed = next(t.elapsed for t in self._progress.tasks if t.id == self._write_task)
+        rate = f" ({self._turns / elapsed:,.0f} turns/s)" if elapsed else ""
         self._progress.update(
-            self._write_task, advance=steps, info=f"file×tier · {self._turns} turns, {self._chunks} chunks"
+            self._write_task,
+            advance=steps,
+            info=f"file×tier · {self._turns:,} turns{rate}, {self._chunks:,} chunks",
         )
 
     def embedding(self, total: int) -> None:
