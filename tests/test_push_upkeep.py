@@ -6,7 +6,11 @@ need no S3 server (``test_remote.py`` runs push end to end against one).
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,6 +147,49 @@ def test_push_says_what_it_did_to_the_indexes(
     assert remote.index_backlog().rows == 0
     hits = runner.invoke(make_app(), ["recall", "parser fix number 3", "--memory", "team"])
     assert hits.exit_code == 0 and "the parser fix number 3" in hits.stdout
+
+
+#: ``funes push`` killed with SIGKILL as its index step starts (after the upload), with the
+#: threshold lowered as in these tests; the patch makes the kill point exact instead of a race.
+KILL_AT_UPKEEP = """
+import os, signal, sys
+from funes_core.share import push
+from funes_core.store.lance import LanceStore
+from funes_core.faces.cli.main import main
+push.REINDEX_MIN_ROWS = 25
+LanceStore.optimize = lambda self, **options: os.kill(os.getpid(), signal.SIGKILL)
+sys.argv = ["funes", "push", "team"]
+main()
+"""
+
+
+def test_a_push_killed_in_its_index_step_is_finished_by_the_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, funes_home: Home
+) -> None:
+    """The rerun has nothing to upload, yet it notices the rows left outside and folds them in."""
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    monkeypatch.setattr(push_module, "REINDEX_MIN_ROWS", 25)
+    turns = [
+        Turn("s", f"t{i}", i, "2026-05-01T10:00:00Z", "assistant", "claude", (Block("text", f"fix {i}"),))
+        for i in range(30)
+    ]
+    source = write_turns_file(tmp_path / "c" / "s.funes.jsonl", turns)
+    run_index(IndexOptions(path=source), home=funes_home, embedder=EMB, warn=lambda _m: None)
+    runner = CliRunner()
+    assert runner.invoke(make_app(), ["remote", "add", "team", str(tmp_path / "team")]).exit_code == 0
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_AT_UPKEEP],
+        env={**os.environ, "FUNES_HOME": str(funes_home.root)},
+        capture_output=True,
+        timeout=600,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()
+    assert LanceStore(tmp_path / "team").index_backlog().rows == 30  # uploaded, never indexed
+    rerun = runner.invoke(make_app(), ["push", "team"])
+    assert rerun.exit_code == 0, rerun.stderr
+    assert rerun.stdout == "team: published 0 chunk(s), 30 already there\n"
+    assert re.fullmatch(r"team: folded 30 row\(s\) into its indexes in \d+\.\d s\n", rerun.stderr)
+    assert LanceStore(tmp_path / "team").index_backlog().rows == 0
 
 
 # ----------------------------------------------------------------------------- two pushers at once

@@ -19,7 +19,8 @@ later push (a remote is append-only and never gains a vector afterwards).
 - **Removals first**: when scrub or purge removed or changed rows locally since this remote last
   saw them (the purge log), the remote is rewritten the same way before anything new is pushed
   (:mod:`funes_core.store.rewrite`), so no object in the bucket still holds the removed text.
-- **Index upkeep is a separate step with a threshold** (:func:`upkeep`), as in the original tool.
+- **Index upkeep is a separate step with a threshold** (:func:`upkeep`), as in the original tool,
+  run by every push, also one with nothing to upload: a push killed during it is finished by the rerun.
   Rows outside the indexes are still found (LanceDB scans them flat beside the index search), so
   a push that leaves fewer than :data:`REINDEX_MIN_ROWS` of them does no index work at all: before,
   every push ran a full ``optimize`` on the bucket (compaction, every index, over the network).
@@ -271,7 +272,9 @@ def push(
                 progress.advance(rows.num_rows)
         finally:
             progress.stop()
-        if report.published or report.created or reindex:
+        # Every push looks at the indexes, not only one that uploaded rows: a push killed in its
+        # index step left rows outside them, and its rerun has nothing to upload.
+        if target.exists():
             report.upkeep = upkeep(target, reindex)
         if pending.ids or pending.events:
             mark_applied(home, remote.name, pending)
