@@ -156,6 +156,26 @@ REJECT_CASES = [
         "blocks[0].colour: unknown field",
         id="unknown-block-field",
     ),
+    pytest.param(
+        {**GOOD, "bad\x1b[2J\nname": 1},
+        "'bad\\x1b[2J\\nname': unknown field",
+        id="unknown-field-name-with-controls",
+    ),
+    pytest.param(
+        {**GOOD, "x" * 5000: 1},
+        f"'{'x' * 59}… (5,002 chars): unknown field",
+        id="unknown-field-name-5000-chars",
+    ),
+    pytest.param(
+        {**GOOD, "ghp_" + "Zq8" * 12: 1},
+        "[REDACTED:github_token]: unknown field",
+        id="unknown-field-name-is-a-token",
+    ),
+    pytest.param(
+        with_(blocks=[{"block_type": "text", "text": "a", "a\u202eb": "red"}]),
+        "blocks[0].'a\\u202eb': unknown field",
+        id="unknown-block-field-name-bidi",
+    ),
     pytest.param(with_(session_id=_DROP), "session_id: missing required field", id="missing-field"),
     pytest.param(
         with_(blocks=[{"block_type": "text"}]),

@@ -276,13 +276,28 @@ def quote_value(value: Any) -> str:
     return shorten(one_line(redact(text)[0]), _QUOTE_CHARS)
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+
+
+def _field_name(name: str) -> str:
+    """A field name as a message may print it: an unknown name is the file's text, as untrusted as a
+    value (a token, a newline, an escape sequence, 5,000 characters), so it is redacted, and anything
+    but a short plain name is quoted like a value (escaped, one line, cut)."""
+    if _PLAIN_NAME.fullmatch(name):
+        from funes_core.ingest.redact import redact  # lazy: only a refusal pays for detect-secrets
+
+        return redact(name)[0]
+    return quote_value(name)
+
+
 def _field_path(path: Iterable[Any]) -> str:
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
         else:
-            out += f".{part}" if out else str(part)
+            name = _field_name(str(part))
+            out += f".{name}" if out else name
     return out
 
 
