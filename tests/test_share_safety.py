@@ -7,6 +7,7 @@ after a positive control showing the same scan finds it before the removal.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -351,6 +352,31 @@ def test_purge_session_leaves_no_copy_here_or_in_the_bucket(
     assert bucket_scan(bucket, [MARK]) == {}
     assert [r for r in before_public if r[0] in {i for i, _ in remote_rows(home)}] == remote_rows(home)
     assert {r.session_id for r in open_store("team", home=home).scan()} == {"public-1"}
+    assert attacker_scan(home.root, [MARK]) == {}
+
+
+def test_purge_session_drops_the_refusal_of_a_file_of_that_session(home: Home, tmp_path: Path) -> None:
+    """A refused file of the session, named after nothing in it, whose message quotes its text only."""
+    _index_file(home, tmp_path, "private-2", ["first turn", "second turn"])
+    bad = {
+        "session_id": "private-2",
+        "turn_uuid": "private-2-u2",
+        "seq": 2,
+        "ts": f"the plan is {MARK}",
+        "role": "user",
+        "harness": "claude",
+        "blocks": [{"block_type": "text", "text": "third"}],
+    }
+    spool = home.spool_dir / "claude"
+    spool.mkdir(parents=True)
+    (spool / "grown.funes.jsonl").write_text(json.dumps(bad) + "\n")
+    _code, out, err = cli("index")
+    assert "1 rejected" in out + err, err
+    refusals = State.load(home.state_path).refused
+    assert [k for k, v in refusals.items() if MARK in v.error], "the positive control: it quotes the text"
+    code, _out, err = cli("purge", "--session", "private-2")
+    assert code == 0, err
+    assert MARK not in home.state_path.read_text(encoding="utf-8")
     assert attacker_scan(home.root, [MARK]) == {}
 
 

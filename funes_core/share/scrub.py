@@ -12,9 +12,10 @@ version, transaction and index deleted); old memories ``memory.old-*`` that ``in
 kept (holding turns the new memory lacks) are deleted (they hold the old text); the remote mirrors under
 ``cache/remotes/`` are dropped (rebuilt from the bucket on the next read, which ``funes push``
 rewrites the same way); spool files holding the purged turns are deleted, and so are the lines of
-``logs/`` and the refusal records of ``state.json`` that quote them. Finally one line is added to
-the purge log (ids and counts, no text), which keeps purged turns from coming back when a
-transcript is converted again and tells the next push what to remove from each remote.
+``logs/`` and the refusal records of ``state.json`` that quote them or whose file held them.
+Finally one line is added to the purge log (ids and counts, no text), which keeps purged turns from
+coming back when a transcript is converted again and tells the next push what to remove from each
+remote.
 """
 
 from __future__ import annotations
@@ -301,13 +302,31 @@ def _clean_state(home: Home, sessions: Sequence[str], needle: str | None) -> boo
     doomed = [
         k
         for k, v in state.refused.items()
-        if _mentions(v.error, sessions, needle) or _mentions(k, sessions, needle)
+        if _mentions(v.error, sessions, needle)
+        or _mentions(k, sessions, needle)
+        or _refused_file_mentions(Path(k), sessions, needle)
     ]
     for key in doomed:
         del state.refused[key]
     if doomed:
         state.save(home.state_path)
     return bool(doomed)
+
+
+def _refused_file_mentions(path: Path, sessions: Sequence[str], needle: str | None) -> bool:
+    """Whether a refused file holds a purged session or the match, so its message may quote their text.
+
+    A message quotes a value of the file, not always the session id, and the file may be named after
+    nothing in it. A file already gone (the spool copy this purge deleted) counts too: its record
+    could only quote what it held, and a record of a file that is not there serves nothing.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return _mentions(text, [f'"{s}"' for s in sessions], needle)
 
 
 def _unused(*_a: Any) -> None:  # pragma: no cover
