@@ -20,7 +20,8 @@ One file is one session; one heading section (:mod:`funes_notes.markdown`) is on
   (:data:`~funes_notes.markdown.FRONT_MATTER_DATE_KEYS`) or else the file's modification time.
 
 Refused with one line (an :class:`~funes_core.IntegrationError` the host reports, skipping the file):
-text that is not UTF-8 (a UTF-8 BOM is fine), NUL bytes, and files over :data:`MAX_BYTES`.
+text that is not UTF-8 (a UTF-8 BOM is fine), NUL bytes, files over :data:`MAX_BYTES`, and files
+of more than :data:`MAX_SECTIONS` sections.
 Walking a folder skips hidden files and folders (``.git``, ``.obsidian``, ``.trash``),
 ``node_modules`` and every symbolic link, so a link cannot pull a file from elsewhere in twice.
 """
@@ -42,6 +43,7 @@ __all__ = [
     "HARNESS",
     "MARKDOWN_SUFFIXES",
     "MAX_BYTES",
+    "MAX_SECTIONS",
     "NOTE_SUFFIXES",
     "ROLE",
     "SKIPPED_FOLDERS",
@@ -57,7 +59,11 @@ NOTE_SUFFIXES = (*MARKDOWN_SUFFIXES, ".txt")
 #: Folders never walked into (besides hidden ones): other people's READMEs by the thousand.
 SKIPPED_FOLDERS = frozenset({"node_modules"})
 #: Larger files are refused: a note is written by a person; a 50 MB "note" is an export or a log.
-MAX_BYTES = 8 * 1024 * 1024
+MAX_BYTES = 2 * 1024 * 1024
+#: A file with more sections (headings) is refused: each is a turn to store and embed, and a person's
+#: note has tens or hundreds of them; 200,000 headings (a 900 KB generated file) cost 6 minutes,
+#: 569 MB and 200,000 embeddings owed.
+MAX_SECTIONS = 2000
 
 #: A turn id is ASCII (the turns format's id charset): accents are dropped, other letters become ``-``.
 _SLUG = re.compile(r"[^a-z0-9_]+")
@@ -185,9 +191,15 @@ class NotesConverter(Converter, agent=NOTES):
             ts = next((d for d in dates if d is not None), None)
         if ts is None:
             ts = parse_ts(int(ref.last_activity), epoch="s") or "1970-01-01T00:00:00Z"
+        found = sections(text, markdown=markdown)
+        if len(found) > MAX_SECTIONS:
+            raise IntegrationError(
+                f"{ref.path}: {len(found):,} headings is more than a note holds (at most {MAX_SECTIONS:,}); "
+                "split it to index it"
+            )
         turns: list[Turn] = []
         seen: dict[str, int] = {}
-        for seq, section in enumerate(sections(text, markdown=markdown)):
+        for seq, section in enumerate(found):
             stored = section.stored_text()
             digest = hashlib.sha1(
                 ("\n".join(section.trail) + "\x00" + stored).encode("utf-8", "surrogatepass"),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from funes_core import IntegrationError, read_turns_file, turns_to_jsonl
-from funes_notes.converter import MAX_BYTES, NotesConverter, note_files, session_id_for
+from funes_notes.converter import MAX_BYTES, MAX_SECTIONS, NotesConverter, note_files, session_id_for
 
 FIXTURES = Path(__file__).resolve().parents[1] / "funes_notes" / "contract_fixtures" / "cases"
 
@@ -197,8 +197,33 @@ def test_a_huge_file_is_refused(converter: NotesConverter, tmp_path: Path) -> No
     with (root / "dump.md").open("wb") as fh:
         fh.truncate(MAX_BYTES + 1)
     (ref,) = converter.sessions_in(root)
-    with pytest.raises(IntegrationError, match=r"dump\.md: 8\.0 MiB is more than a note"):
+    with pytest.raises(IntegrationError, match=r"dump\.md: 2\.0 MiB is more than a note \(2 MiB\)"):
         converter.convert(ref)
+
+
+@pytest.mark.parametrize("headings", [MAX_SECTIONS + 1, 200_000])
+def test_a_file_of_too_many_headings_is_refused_in_one_line(
+    converter: NotesConverter, tmp_path: Path, headings: int
+) -> None:
+    """The probe's 900 KB note of 200,000 headings became 200,011 turns; it is refused whole."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "generated.md").write_text("#\nx\n" * headings)  # 800 KB at 200,000
+    (ref,) = converter.sessions_in(root)
+    with pytest.raises(IntegrationError) as err:
+        converter.convert(ref)
+    assert str(err.value) == (
+        f"{ref.path}: {headings:,} headings is more than a note holds (at most {MAX_SECTIONS:,}); "
+        "split it to index it"
+    )
+
+
+def test_a_file_of_as_many_headings_as_allowed_is_read(converter: NotesConverter, tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "long.md").write_text("".join(f"# h{i}\nx\n" for i in range(MAX_SECTIONS)))
+    (ref,) = converter.sessions_in(root)
+    assert len(converter.convert(ref)) == MAX_SECTIONS
 
 
 def test_turns_files_round_trip(converter: NotesConverter, tmp_path: Path) -> None:
