@@ -51,6 +51,7 @@ __all__ = [
     "forget_queries",
     "load",
     "measure",
+    "percentile",
     "read_settings",
     "render",
     "reset",
@@ -383,7 +384,7 @@ def reset(folder: Path) -> int:
 # -- summary ------------------------------------------------------------------------------------------
 
 
-def _percentile(values: Sequence[float], q: float) -> float | None:
+def percentile(values: Sequence[float], q: float) -> float | None:
     """Nearest-rank percentile (the smallest value with at least ``q`` of them at or below it)."""
     if not values:
         return None
@@ -437,8 +438,8 @@ def summarise(events: Sequence[Mapping[str, Any]], settings: Settings) -> Summar
     latency = [float(e["ms"]) for e in done]
     per_face = {
         face: (
-            _percentile([float(e["ms"]) for e in done if e["face"] == face], 0.5),
-            _percentile([float(e["ms"]) for e in done if e["face"] == face], 0.95),
+            percentile([float(e["ms"]) for e in done if e["face"] == face], 0.5),
+            percentile([float(e["ms"]) for e in done if e["face"] == face], 0.95),
         )
         for face in by_face
     }
@@ -465,8 +466,8 @@ def summarise(events: Sequence[Mapping[str, Any]], settings: Settings) -> Summar
         since=min((float(e["at"]) for e in events), default=None),
         recalls=by_face,
         recall_errors=len(recalls) - len(done),
-        latency_p50=_percentile(latency, 0.5),
-        latency_p95=_percentile(latency, 0.95),
+        latency_p50=percentile(latency, 0.5),
+        latency_p95=percentile(latency, 0.95),
         latency_by_face=per_face,
         hits=int(sum(_num(e, "hits") for e in done)),
         budgeted=len(budgeted),

@@ -7,7 +7,7 @@ Its parameters (:class:`SessionsArgs`), its query (:func:`list_sessions`) and it
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
@@ -43,8 +43,10 @@ __all__ = [
     "SessionsResult",
     "format_sessions",
     "list_sessions",
+    "page_of",
     "run",
     "sessions_json",
+    "summarise",
     "text",
 ]
 
@@ -81,6 +83,8 @@ class SessionSummary:
     #: The opening prompt, whitespace collapsed and cut at 120 characters (trailing space dropped,
     #: then ``…``); ``None`` when the session has no non-scaffolding text block.
     opening: str | None
+    #: The latest ``ts`` of any of its turns (the end of its time span).
+    end_ts: str = ""
 
     @property
     def date(self) -> str:
@@ -106,7 +110,12 @@ class SessionsResult:
     memory_empty: bool
 
 
-def _summaries(rows: Iterable[Row]) -> list[SessionSummary]:
+def summarise(rows: Iterable[Row]) -> list[SessionSummary]:
+    """One summary per session of ``rows``, oldest first by (start ts, session_id).
+
+    Public so that a long-lived reader (the web viewer) can summarise a scan once and page
+    through the result with :func:`page_of`, instead of scanning again for every page.
+    """
     by_session: dict[str, list[Row]] = {}
     for row in rows:
         by_session.setdefault(row.session_id, []).append(row)
@@ -128,6 +137,7 @@ def _summaries(rows: Iterable[Row]) -> list[SessionSummary]:
                 workdir=first.workdir,
                 turns=len(turn_keys(members)),
                 opening=text,
+                end_ts=max(r.ts for r in members),
             )
         )
     out.sort(key=lambda s: (s.start_ts, s.session_id))
@@ -154,19 +164,27 @@ def list_sessions(store: Store, args: SessionsArgs) -> SessionsResult:
         raise VerbError(f"--limit must be at least 1 (got {args.limit})")
     if args.offset < 0:
         raise VerbError(f"--offset must be 0 or more (got {args.offset})")
+    page_of([], args, memory_empty=False)  # the date range's refusals, before any read
+    # "" (an unset MCP field) = no filter
+    filters = Filters(harness=args.harness or None, repo=args.repo or None)
+    rows = store.scan(None if filters.empty else filters)
+    memory_empty = not rows and (filters.empty or store.count() == 0)
+    return page_of(summarise(rows), args, memory_empty=memory_empty)
+
+
+def page_of(summaries: Sequence[SessionSummary], args: SessionsArgs, *, memory_empty: bool) -> SessionsResult:
+    """The page ``args`` ask for out of ``summaries`` (oldest first, as :func:`summarise` orders
+    them, already filtered by harness and repo): the date range, then the offset counted back from
+    the newest and the clamped limit, exactly as :func:`list_sessions` pages."""
     limit = min(args.limit, MAX_LIMIT)
     lo, hi = parse_day(args.since, "--since"), parse_day(args.until, "--until")
     if lo is not None and hi is not None and lo > hi:
         raise VerbError(f"--since {lo} is after --until {hi}")
-    # "" (an unset MCP field) = no filter
-    filters = Filters(harness=args.harness or None, repo=args.repo or None)
-    rows = store.scan(None if filters.empty else filters)
     matches = [
         s
-        for s in _summaries(rows)
+        for s in summaries
         if (lo is None or s.date >= lo.isoformat()) and (hi is None or s.date <= hi.isoformat())
     ]
-    memory_empty = not rows and (filters.empty or store.count() == 0)
     end = max(len(matches) - args.offset, 0)
     page = matches[max(end - limit, 0) : end]
     return SessionsResult(len(matches), args.offset, limit, tuple(page), memory_empty)

@@ -26,6 +26,7 @@ from funes_core.faces.cli import (
     stats,
     status,
     suggest,
+    ui,
 )
 from funes_core.host.manager import FunesPluginManager, load_plugins
 
@@ -84,6 +85,7 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
     share.register(app)
     stats.register(app)
     mcp.register(app)
+    ui.register(app)
     plugins.register(app, pm)
     models.register(app, pm)
     integrations.register(app, pm)

@@ -1,0 +1,142 @@
+"""The viewer as a Starlette application, built from an opened memory handle.
+
+:func:`make_app` is the one entry point: ``funes ui`` runs it on its own uvicorn, and a
+long-lived service can mount the same application. Every route is a GET that reads through the
+read verbs (:mod:`funes_core.faces.web.pages`) in a worker thread, under the viewer's lock (the
+memory handles open lazily and are not thread-safe), and renders escaped HTML
+(:mod:`funes_core.faces.web.render`). Security lives in :class:`~funes_core.faces.web.guard.Guard`,
+wrapped around everything, static files included.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from funes_core.faces.web import pages
+from funes_core.faces.web.guard import Guard
+from funes_core.faces.web.render import page
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from funes_core.read.handle import Memory, MemorySet
+
+__all__ = ["STATIC", "make_app"]
+
+STATIC = Path(__file__).parent / "static"
+
+
+def make_app(
+    memory: Memory | MemorySet,
+    *,
+    token: str,
+    hosts: Sequence[str],
+    cookie: str = "funes_ui",
+    open_memory: Callable[[str], Memory | MemorySet] | None = None,
+    installed: Sequence[str] | None = None,
+) -> ASGIApp:
+    """The viewer of ``memory``, reachable only with ``token`` on one of ``hosts``.
+
+    ``open_memory`` opens another memory a page names (``?memory=team`` or ``local,team``); by
+    default, :func:`funes_core.read.handle.resolve_memories` in the memory's home. ``installed``
+    names the integrations installed here, so the health page can warn when one stops capturing
+    (default: those ``funes integrations install`` recorded in the memory's home).
+    """
+    from funes_core.read.handle import resolve_memories
+
+    def default_open(spec: str) -> Memory | MemorySet:
+        return resolve_memories(spec, home=memory.home)
+
+    if installed is None:
+        installed = pages.installed_integrations(memory.home)
+    viewer = pages.Viewer(memory, open_memory or default_open, tuple(installed))
+    routes = [
+        Route("/", _view(viewer, _sessions)),
+        Route("/session", _view(viewer, _session)),
+        Route("/search", _view(viewer, _search)),
+        Route("/search/hits", _view(viewer, _search_hits)),
+        Route("/health", _view(viewer, _health)),
+        Route("/health/owed", _view(viewer, _owed)),
+        Route("/favicon.ico", _no_icon),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(routes=routes)
+    return Guard(app, token=token, hosts=hosts, cookie=cookie)
+
+
+_Handler = Callable[[pages.Viewer, Request], Response]
+
+
+def _view(viewer: pages.Viewer, handler: _Handler) -> Callable[[Request], Any]:
+    """A route running ``handler`` in a worker thread under the viewer's lock; a refusal of a read
+    verb (bad filter, unknown session, memory not readable) becomes its one line on an error page."""
+    from starlette.concurrency import run_in_threadpool
+
+    def locked(request: Request) -> Response:
+        from funes_core.read.common import VerbError
+        from funes_core.read.handle import MemoryUnavailableError
+
+        with viewer.lock:
+            try:
+                return handler(viewer, request)
+            except (VerbError, MemoryUnavailableError) as exc:
+                status = 404 if str(exc).startswith("no session") else 400
+                if request.url.path.endswith(("/hits", "/owed")):
+                    return HTMLResponse(page("_error.html", message=str(exc)), status)
+                return HTMLResponse(page("error.html", message=str(exc), **_common(viewer, "")), status)
+
+    async def endpoint(request: Request) -> Response:
+        return await run_in_threadpool(locked, request)
+
+    return endpoint
+
+
+def _common(viewer: pages.Viewer, active: str) -> dict[str, Any]:
+    return {"memory_label": viewer.memory.label, "active": active}
+
+
+def _sessions(viewer: pages.Viewer, request: Request) -> Response:
+    context = pages.sessions_page(viewer, request.query_params)
+    return HTMLResponse(page("sessions.html", **context, **_common(viewer, "sessions")))
+
+
+def _session(viewer: pages.Viewer, request: Request) -> Response:
+    from funes_core.read.common import VerbError
+
+    session_id = request.query_params.get("id", "")
+    if not session_id:
+        raise VerbError("say which session: /session?id=<session id>")
+    context = pages.session_page(viewer, session_id, request.query_params.get("memory"))
+    return HTMLResponse(page("session.html", **context, **_common(viewer, "sessions")))
+
+
+def _search(viewer: pages.Viewer, request: Request) -> Response:
+    context = pages.search_page(viewer, request.query_params)
+    return HTMLResponse(page("search.html", **context, **_common(viewer, "search")))
+
+
+def _search_hits(viewer: pages.Viewer, request: Request) -> Response:
+    context = pages.search_page(viewer, request.query_params)
+    return HTMLResponse(page("_hits.html", **context))
+
+
+def _health(viewer: pages.Viewer, request: Request) -> Response:
+    context = pages.health_page(viewer)
+    return HTMLResponse(page("health.html", **context, **_common(viewer, "health")))
+
+
+def _owed(viewer: pages.Viewer, request: Request) -> Response:
+    return Response(json.dumps(pages.owed_now(viewer)), media_type="application/json")
+
+
+async def _no_icon(request: Request) -> Response:
+    return Response(status_code=204)

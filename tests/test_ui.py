@@ -1,0 +1,318 @@
+"""The web viewer without a browser: its security rules, escaping of hostile passages, the
+timeline's paging and cache, the reader, search and health, through Starlette's test client.
+The browser flows are in test_ui_browser.py."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from uimemory import AGENTS, XSS_SESSION, build, session_turns, write_corpus
+
+from funes_core.faces.web.app import make_app
+from funes_core.faces.web.guard import CSP
+from funes_core.faces.web.pages import PAGE_SIZE, captures
+from funes_core.home import Home
+from funes_core.read.handle import Memory
+from funes_core.read.sessions import SessionSummary
+
+TOKEN = "t0ken-for-the-tests-0123456789"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Home]:
+    """One indexed memory (hash double) for the module: 12 sessions and the hostile one."""
+    root = tmp_path_factory.mktemp("ui")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FUNES_EMBEDDER", "hash")
+        mp.setenv("FUNES_HOME", str(root / "home"))
+        mp.setenv("FUNES_STATS", "off")
+        h = Home(root / "home")
+        write_corpus(root / "corpus")
+        build(h, root / "corpus")
+        yield h
+
+
+@pytest.fixture
+def client(home: Home, monkeypatch: pytest.MonkeyPatch) -> TestClient:
+    """A client already holding the cookie, as a browser does after opening the printed address."""
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    monkeypatch.setenv("FUNES_HOME", str(home.root))
+    app = make_app(Memory.resolve(None, home=home), token=TOKEN, hosts=["testserver"])
+    c = TestClient(app)
+    assert c.get(f"/?token={TOKEN}").status_code == 200
+    return c
+
+
+# -- security ----------------------------------------------------------------------------------------
+
+
+def test_only_this_starts_token_gets_in_and_it_moves_into_a_strict_cookie(home: Home) -> None:
+    app = make_app(Memory.resolve(None, home=home), token=TOKEN, hosts=["testserver"])
+    c = TestClient(app)
+    assert c.get("/").status_code == 403
+    assert c.get("/static/app.js").status_code == 403, "static files are behind the token too"
+    assert c.get("/?token=wrong-token-wrong-token").status_code == 403
+    first = c.get(f"/search?q=parser&token={TOKEN}", follow_redirects=False)
+    assert first.status_code == 303
+    assert first.headers["location"] == "/search?q=parser", "the token leaves the address at once"
+    cookie = first.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie and f"funes_ui={TOKEN}".lower() in cookie
+    assert c.get("/").status_code == 200
+    stranger = TestClient(app, cookies={"funes_ui": "another-token-another-token"})
+    assert stranger.get("/").status_code == 403
+
+
+def test_wrong_host_cross_site_origin_and_writes_are_refused(client: TestClient) -> None:
+    assert client.get("/", headers={"host": "evil.example:80"}).status_code == 400
+    assert client.get("/", headers={"host": "127.0.0.1.evil.example"}).status_code == 400
+    assert client.get("/", headers={"origin": "http://evil.example"}).status_code == 403
+    assert client.get("/", headers={"origin": "null"}).status_code == 403
+    assert client.get("/", headers={"sec-fetch-site": "cross-site"}).status_code == 403
+    assert (
+        client.get("/", headers={"origin": "http://testserver", "sec-fetch-site": "same-origin"}).status_code
+        == 200
+    )
+    for method in ("post", "put", "delete", "patch"):
+        assert getattr(client, method)("/").status_code == 405
+
+
+def test_every_answer_carries_a_strict_csp_and_no_cors(client: TestClient) -> None:
+    for path in ("/", "/search?q=flush", "/health", "/static/app.js", "/session?id=nope"):
+        r = client.get(path, headers={"origin": "http://testserver"})
+        assert r.headers["content-security-policy"] == CSP
+        assert "access-control-allow-origin" not in r.headers
+        assert r.headers["x-content-type-options"] == "nosniff"
+    assert "'unsafe-inline'" not in CSP and "script-src 'self'" in CSP and "default-src 'none'" in CSP
+
+
+def test_the_guard_wants_a_real_token(home: Home) -> None:
+    with pytest.raises(ValueError, match="at least 16"):
+        make_app(Memory.resolve(None, home=home), token="short", hosts=["x"])
+
+
+# -- escaping ----------------------------------------------------------------------------------------
+
+
+class _Tags(HTMLParser):
+    """Every element and attribute the browser would build from a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def _inert(html: str) -> None:
+    parser = _Tags()
+    parser.feed(html)
+    for tag, attrs in parser.tags:
+        assert tag not in ("iframe", "img", "svg"), f"a passage became a <{tag}>"
+        assert not any(name.startswith("on") for name in attrs), f"an event handler on <{tag}>: {attrs}"
+        for name in ("href", "src"):
+            assert not (attrs.get(name) or "").lower().startswith("javascript:"), f"{name} runs script"
+        if tag == "script":
+            assert attrs == {"src": "/static/app.js", "defer": None}, "the one script is our own file"
+
+
+def test_a_hostile_transcript_renders_as_text_in_the_reader(client: TestClient) -> None:
+    r = client.get(f"/session?id={XSS_SESSION}")
+    assert r.status_code == 200
+    _inert(r.text)
+    assert "&lt;script&gt;window.pwned = &#39;script&#39;&lt;/script&gt;" in r.text
+    assert "onerror=&#34;window.pwned" in r.text or "onerror=&quot;window.pwned" in r.text
+    assert "[click me](javascript:window.pwned=&#39;link&#39;)" in r.text
+    assert '<span class="redacted">[REDACTED:github_token]</span>' in r.text, "the marker is shown, marked"
+    assert "ghp_" not in r.text
+
+
+def test_hostile_hits_and_query_words_render_as_text_in_search(client: TestClient) -> None:
+    for query in ("xsscheck", "<script>window.pwned", "onerror javascript"):
+        r = client.get("/search", params={"q": query})
+        assert r.status_code == 200
+        _inert(r.text)
+        fragment = client.get("/search/hits", params={"q": query})
+        _inert(fragment.text)
+    r = client.get("/search", params={"q": '"><img src=x onerror=alert(1)>'})
+    _inert(r.text)
+    assert 'value="&#34;&gt;&lt;img src=x onerror=alert(1)&gt;"' in r.text
+
+
+def test_a_hostile_error_message_is_escaped_too(client: TestClient) -> None:
+    r = client.get("/session", params={"id": "<script>x</script>"})
+    assert r.status_code == 404
+    _inert(r.text)
+    assert "no session &lt;script&gt;x&lt;/script&gt;" in r.text
+
+
+# -- the timeline ------------------------------------------------------------------------------------
+
+
+def _session_ids(html: str) -> list[str]:
+    return re.findall(r'href="/session\?id=([^"&#]+)"', html)
+
+
+def test_timeline_groups_by_day_newest_first_with_agent_repo_turns_and_span(client: TestClient) -> None:
+    r = client.get("/")
+    days = re.findall(r"<h2>(\d{4}-\d\d-\d\d)</h2>", r.text)
+    assert days == sorted(days, reverse=True) and days[0] == "2026-03-20"
+    assert _session_ids(r.text)[0] == XSS_SESSION
+    assert "13 sessions" in r.text
+    assert '<span class="agent">codex</span>' in r.text and "6 turns" in r.text
+    assert '<span class="span">09:00–09:05</span>' in r.text
+    assert "why does the parser flush fail in session sess-0000 step 0" in r.text
+
+
+def test_timeline_filters_by_agent_repo_and_dates(client: TestClient) -> None:
+    codex = _session_ids(client.get("/", params={"agent": "codex"}).text)
+    assert codex and all(int(s[-4:]) % 2 == 1 for s in codex)
+    dated = client.get("/", params={"since": "2026-03-02", "until": "2026-03-03"}).text
+    assert sorted(_session_ids(dated)) == ["sess-0001", "sess-0002"]
+    bad = client.get("/", params={"since": "2026-03-09", "until": "2026-03-01"})
+    assert bad.status_code == 400 and "--since 2026-03-09 is after --until 2026-03-01" in bad.text
+    assert "No session matches" in client.get("/", params={"agent": "nobody"}).text
+
+
+class _CountingStore:
+    """A store that counts its scans and says its data version (as LanceDB does)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.scans, self.version = inner, 0, 1
+
+    def data_version(self) -> int:
+        return self.version
+
+    def scan(self, filters: Any = None) -> Any:
+        self.scans += 1
+        return self.inner.scan(filters)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_paging_scans_once_per_version_not_once_per_page(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    from funes_core.ingest.chunking import chunk_turn
+    from funes_core.models.embed import HashEmbedder
+    from funes_core.store.base import Row
+    from funes_core.store.reference import MemoryStore
+
+    inner = MemoryStore("local")
+    total = PAGE_SIZE * 2 + 7
+    for i in range(total):
+        turns = session_turns(f"p-{i:04d}", 1 + i // 10, agent="claude", n=1)
+        inner.add([Row.from_chunk(c) for t in turns for c in chunk_turn(t)[0]])
+    store = _CountingStore(inner)
+    app = make_app(Memory.of(store, HashEmbedder(), home=home), token=TOKEN, hosts=["testserver"])  # type: ignore[arg-type]
+    c = TestClient(app)
+    c.get(f"/?token={TOKEN}")
+    seen: list[str] = []
+    offset: str | None = "0"
+    while offset is not None:
+        html = c.get("/", params={"offset": offset}).text
+        seen += _session_ids(html)
+        more = re.search(r'rel="next" href="[^"]*offset=(\d+)"', html)
+        offset = more.group(1) if more else None
+    assert seen == [f"p-{i:04d}" for i in reversed(range(total))], "every session once, newest first"
+    assert store.scans == 1, "three pages, one scan"
+    store.version = 2
+    c.get("/")
+    assert store.scans == 2, "a new version is summarised again"
+
+
+# -- reader, search, health ---------------------------------------------------------------------------
+
+
+def test_reader_shows_turns_in_order_marked_collapsed_with_permalinks_and_get(
+    client: TestClient, home: Home
+) -> None:
+    from funes_core.read.get import get_turns
+    from funes_core.read.status import human_bytes
+    from funes_core.store import open_store
+
+    html = client.get("/session", params={"id": "sess-0000"}).text
+    assert re.findall(r'<article class="turn role-\w+" id="seq-(\d+)">', html) == [str(i) for i in range(6)]
+    assert '<a class="permalink" href="#seq-4"' in html
+    assert '<details class="block thinking" open><summary>thinking · ' in html
+    tool = re.search(
+        r'<details class="block tool tool_result"><summary>tool_result Bash · ([^<]+)</summary>', html
+    )
+    stored = (
+        get_turns(open_store(home=home), "local", "sess-0000", seq_from=2, seq_to=2).turns[0].units[0].text
+    )
+    assert tool and tool.group(1) == human_bytes(len(stored.encode())), "collapsed, with its size"
+    assert 'data-cmd="funes get sess-0000 --from 4 --to 4 --memory ' in html
+
+
+def test_search_uses_recall_marks_words_and_links_each_hit_to_its_turn(client: TestClient) -> None:
+    html = client.get("/search", params={"q": "arm build flush", "agent": "codex"}).text
+    links = re.findall(r'href="/session\?id=(sess-\d+)#seq-(\d+)"', html)
+    assert links and all(int(sid[-4:]) % 2 == 1 for sid, _ in links), "the agent filter applies"
+    assert "<mark>arm</mark> <mark>build</mark> <mark>flush</mark>" in html
+    bad = client.get("/search/hits", params={"q": "flush", "type": "nonsense"})
+    assert bad.status_code == 400 and "nonsense" in bad.text
+    assert "no results" in client.get("/search/hits", params={"q": "flush", "since": "2027-01-01"}).text
+
+
+def test_search_reads_several_memories_and_names_each_hits_memory(
+    client: TestClient, home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = Home(tmp_path / "other")
+    write_corpus(tmp_path / "c2", 2, hostile=False, prefix="team")
+    build(other, tmp_path / "c2")
+    folder = str(other.root / "memory")
+    html = client.get("/search", params={"q": "parser flush", "memory": f"local,{folder}", "k": "50"}).text
+    assert "memory=local" in html and f"memory={folder}" in html
+    link = re.search(r'href="(/session\?id=team-0000&(?:amp;)?memory=[^"]+)"', html)
+    assert link, "a hit links to the reader of its own memory"
+    reader = client.get(link.group(1).replace("&amp;", "&"))
+    assert reader.status_code == 200 and "why does the parser flush fail in session team-0000" in reader.text
+
+
+def test_health_shows_figures_owed_captures_and_usage(client: TestClient) -> None:
+    html = client.get("/health").text
+    assert '<dd id="chunks">' in html and '<dd id="sessions">13</dd>' in html
+    assert 'embeddings owed: <b id="owed">0</b>' in html
+    assert "<td>codex</td><td>6</td>" in html
+    owed = client.get("/health/owed").json()
+    assert owed == {"owed": 0, "summary": ""}
+
+
+def test_an_installed_agent_silent_past_its_usual_gap_is_flagged() -> None:
+    now = datetime(2026, 4, 1, tzinfo=UTC)
+
+    def s(agent: str, day: int) -> SessionSummary:
+        ts = (datetime(2026, 3, 1, tzinfo=UTC) + timedelta(days=day)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return SessionSummary(f"{agent}{day}", ts, agent, "", "", 1, None, ts)
+
+    rows = captures(
+        [s("claude", d) for d in range(0, 10)] + [s("codex", d) for d in (0, 10, 20, 28)],
+        installed=["claude", "codex", "pi"],
+        now=now,
+    )
+    by = {r["agent"]: r for r in rows}
+    assert by["claude"]["warning"] == "nothing captured for 22 days; usually every 24 h"
+    assert by["codex"]["warning"] is None, "silent 3 days, usually every 10: not overdue"
+    assert by["pi"]["warning"] == "installed, but nothing captured yet"
+    assert set(by) == {"claude", "codex", "pi"} and AGENTS
+
+
+def test_cli_ui_help_and_a_bad_port() -> None:
+    from typer.testing import CliRunner
+
+    from funes_core.faces.cli.app import make_app as cli_app
+
+    result = CliRunner().invoke(cli_app(), ["ui", "--help"])
+    assert result.exit_code == 0 and "127.0.0.1 only" in result.stdout
+    result = CliRunner().invoke(cli_app(), ["ui", "--port", "70000"])
+    assert result.exit_code != 0
