@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from funes_core.home import Home
     from funes_core.read.handle import Memory, MemorySet
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "make_server", "serve"]
+__all__ = ["INSTRUCTIONS", "LOOPBACK_HOSTS", "TOOLS", "BindError", "http_bind", "make_server", "serve"]
 
 #: The read verbs served as tools, in ``tools/list`` order.
 TOOLS: tuple[Verb[Any], ...] = (
@@ -258,6 +258,50 @@ def configure_logging() -> None:
         logging.getLogger(noisy).setLevel(getattr(logging, level, logging.WARNING))
 
 
+#: The only hosts ``--bind`` accepts: the HTTP transport has no authentication (a token scheme is
+#: the service's to bring), so it must never listen where another machine can reach it.
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
+_BIND = re.compile(r"(?:\[(?P<v6>[^\]]*)\]|(?P<host>[^:\[\]]*))(?::(?P<port>[^:]*))?")
+
+
+class BindError(ValueError):
+    """A ``--bind`` address the HTTP transport refuses; ``str()`` is the one line to print."""
+
+
+def http_bind(bind: str) -> tuple[str, int, Any]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as the host, port and transport security to serve with.
+
+    Only :data:`LOOPBACK_HOSTS` are accepted: ``0.0.0.0`` or a LAN address would put an
+    unauthenticated memory on the network, and the SDK turns its Host/Origin checks (against DNS
+    rebinding) off for any host but those three, ``127.0.0.2`` included. The checks are always on
+    here, given explicitly, and allow exactly this server's port under each loopback name.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from funes_core.safetext import one_line, shorten
+
+    shown = shorten(one_line(bind), 60)
+    m = _BIND.fullmatch(bind)
+    host = (m["v6"] if m["v6"] is not None else m["host"]) if m else None
+    if host is None or host not in LOOPBACK_HOSTS:
+        raise BindError(
+            f"--bind {shown}: not a loopback address; the HTTP transport has no authentication, so it "
+            "listens only on 127.0.0.1, [::1] or localhost"
+        )
+    assert m is not None
+    raw_port = m["port"] if m["port"] is not None else "1942"
+    if not (raw_port.isascii() and raw_port.isdigit() and 1 <= int(raw_port) <= 65535):
+        raise BindError(f"--bind {shown}: the port must be a number from 1 to 65535")
+    port = int(raw_port)
+    names = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=names,
+        allowed_origins=[f"http://{name}" for name in names],
+    )
+    return host, port, security
+
+
 def serve(
     memory: str | None, *, transport: str = "stdio", bind: str = "127.0.0.1:1942", front: bool = True
 ) -> None:
@@ -272,10 +316,12 @@ def serve(
 
         serve_stdio(memory)
         return
+    security: Any = None
+    if transport != "stdio":
+        host, port, security = http_bind(bind)  # refused before anything is opened
     configure_logging()
     server = make_server(memory)
     if transport == "stdio":
         server.run("stdio")
         return
-    host, _, port = bind.rpartition(":")
-    server.run("streamable-http", host=host or "127.0.0.1", port=int(port or 1942))
+    server.run("streamable-http", host=host, port=port, transport_security=security)

@@ -25,12 +25,21 @@ def register(app: typer.Typer) -> None:
             str, typer.Option("--transport", help="stdio (default) or streamable-http.")
         ] = "stdio",
         bind: Annotated[
-            str, typer.Option("--bind", help="Address for streamable-http (loopback by default).")
+            str,
+            typer.Option(
+                "--bind",
+                help="HOST:PORT for streamable-http: 127.0.0.1, [::1] or localhost only (it has no "
+                "authentication); Host and Origin headers are checked.",
+            ),
         ] = "127.0.0.1:1942",
     ) -> None:
         if transport not in ("stdio", "streamable-http"):
             typer.echo(f"funes: --transport {transport!r} is not one of stdio, streamable-http", err=True)
             raise typer.Exit(2)
-        from funes_core.faces.mcp import serve
+        from funes_core.faces.mcp import BindError, serve
 
-        serve(memory, transport=transport, bind=bind)
+        try:
+            serve(memory, transport=transport, bind=bind)
+        except BindError as exc:
+            typer.echo(f"funes: {exc}", err=True)
+            raise typer.Exit(2) from None
