@@ -316,3 +316,21 @@ def test_cli_ui_help_and_a_bad_port() -> None:
     assert result.exit_code == 0 and "127.0.0.1 only" in result.stdout
     result = CliRunner().invoke(cli_app(), ["ui", "--port", "70000"])
     assert result.exit_code != 0
+
+
+def test_a_viewer_of_several_memories_searches_all_and_lists_the_first(
+    home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from funes_core.read.handle import resolve_memories
+
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    other = Home(tmp_path / "other")
+    write_corpus(tmp_path / "c2", 2, hostile=False, prefix="team")
+    build(other, tmp_path / "c2")
+    both = resolve_memories(f"local,{other.root / 'memory'}", home=home)
+    c = TestClient(make_app(both, token=TOKEN, hosts=["testserver"]))
+    c.get(f"/?token={TOKEN}")
+    assert "13 sessions" in c.get("/").text
+    assert '<dd id="sessions">13</dd>' in c.get("/health").text
+    hits = c.get("/search/hits", params={"q": "parser flush", "k": "50"}).text
+    assert "team-0000" in hits and "sess-0000" in hits

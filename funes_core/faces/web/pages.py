@@ -95,6 +95,13 @@ class Viewer:
     lock: threading.Lock = field(default_factory=threading.Lock)
     _opened: dict[str, Memory | MemorySet] = field(default_factory=dict)
 
+    @property
+    def primary(self) -> Memory:
+        """The one memory the timeline and health read: the viewer's, or the first of a set."""
+        from funes_core.read.handle import MemorySet
+
+        return self.memory.members[0] if isinstance(self.memory, MemorySet) else self.memory
+
     def memory_for(self, spec: str | None) -> Memory | MemorySet:
         """The memory a page asks for (``--memory`` semantics), or the viewer's own."""
         spec = (spec or "").strip()
@@ -138,7 +145,7 @@ def sessions_page(viewer: Viewer, params: Mapping[str, str]) -> dict[str, Any]:
     harness, repo = _param(params, "agent"), _param(params, "repo")
     since, until = _param(params, "since"), _param(params, "until")
     offset = _int(params, "offset", 0, lo=0, hi=10**9)
-    memory = viewer.memory
+    memory = viewer.primary
     store = memory.store()
     args = SessionsArgs(repo=repo, harness=harness, since=since, until=until, limit=PAGE_SIZE, offset=offset)
     summaries, empty = viewer.catalog.summaries(store, memory.label, harness, repo)
@@ -258,10 +265,63 @@ def search_page(viewer: Viewer, params: Mapping[str, str]) -> dict[str, Any]:
     return context
 
 
+#: Words not highlighted: marking every "the" in a passage hides the words that matched.
+_UNMARKED = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "so",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+    ]
+)
+
+
 def _words(query: str) -> list[str]:
+    """The query's words to highlight: whole words and identifiers, common English words left out."""
     import re
 
-    return [w for w in re.findall(r"[^\W_][\w.-]*", query) if len(w) > 1 or w.isdigit()]
+    found = re.findall(r"[^\W_][\w.-]*", query)
+    return [w for w in found if (len(w) > 1 or w.isdigit()) and w.lower() not in _UNMARKED]
 
 
 # -- health --------------------------------------------------------------------------------------------
@@ -271,7 +331,7 @@ def owed_now(viewer: Viewer) -> dict[str, Any]:
     """Embeddings owed and what the worker says, for the health page's live figure."""
     from funes_core.read.status import collect_status
 
-    memory = viewer.memory
+    memory = viewer.primary
     report = collect_status(memory.spec, home=memory.home)
     now = datetime.now(UTC)
     summary = report.embedding.describe(report.owed, now) if report.embedding and report.owed else ""
@@ -358,7 +418,7 @@ def health_page(viewer: Viewer) -> dict[str, Any]:
     from funes_core.read.status import collect_status, human_bytes
     from funes_core.read.triggers import live
 
-    memory = viewer.memory
+    memory = viewer.primary
     now = datetime.now(UTC)
     report = collect_status(memory.spec, home=memory.home)
     context: dict[str, Any] = {

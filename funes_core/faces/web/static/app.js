@@ -27,7 +27,7 @@
             document.body.dataset.searched = String(mine);
           }
         });
-    }, 250);
+    }, 200);
     form.addEventListener("input", run);
     form.addEventListener("change", run);
   }
