@@ -21,8 +21,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    __version__: str
-
     from funes_core.files import (
         atomic_write_text,
     )
@@ -177,6 +175,10 @@ _WHERE: dict[str, tuple[str, str]] = {
     "write_turns_file": ("funes_core.turns.format", "write_turns_file"),
 }
 
+#: This distribution's version: the one place it is written (hatch reads it for the build; every
+#: plugin's ``funes-memory>=X,<Y`` range is checked against it when the plugin loads).
+__version__ = "0.1.0"
+
 #: The distribution that ships this package (what ``pip install`` takes).
 DISTRIBUTION = "funes-memory"
 #: The distribution of the plugin contract kit (``funes_contracts``).
@@ -251,21 +253,10 @@ __all__ = [
 ]
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(DISTRIBUTION)
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "0.0.0"
-
-
 def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        value: Any = _version()
-    elif name in _WHERE:
+    if name in _WHERE:
         module, attr = _WHERE[name]
-        value = getattr(importlib.import_module(module), attr)
+        value: Any = getattr(importlib.import_module(module), attr)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function

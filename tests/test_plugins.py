@@ -367,11 +367,9 @@ class _Inherits(Converter):
 @pytest.mark.parametrize(
     ("classes", "message"),
     [
-        ([_V3], "was written for contract version 3, but this funes speaks contract version 2 or 1"),
         ([_BadId], "id must match [a-z0-9_-]+, got 'Bad Id'"),
         ([_NoLabel], "label must be a non-empty string"),
         ([_Abstract], "does not implement convert, session_roots, sessions_in"),
-        ([_Inherits], "was written for contract version None"),
         ([EchoHookInstaller], "which is not a subclass of funes_core.Converter"),
         ([EchoConverter, EchoConverter], "returned two classes with id 'echo'"),
         (EchoConverter(), "must return an iterable of classes, got EchoConverter"),
@@ -384,6 +382,30 @@ def test_invalid_classes_are_refused_naming_the_distribution(classes: object, me
     assert err.startswith("funes: skipped plugin probe from funes-probe 9.9: ")
     assert message in err
     assert err.rstrip().endswith("(report this to the plugin author)")
+
+
+@pytest.mark.parametrize(
+    ("classes", "message"),
+    [
+        (
+            [_V3],
+            "speaks plugin contract 3, but funes-memory 0.1.0 speaks contract 2 or 1; upgrade "
+            "funes-memory to a release that speaks contract 3",
+        ),
+        ([_Inherits], "declares no plugin contract (contract_version is None); its author must declare"),
+    ],
+)
+def test_a_contract_this_funes_does_not_speak_is_refused_saying_what_to_upgrade(
+    classes: object, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import funes_core
+
+    monkeypatch.setattr(funes_core, "__version__", "0.1.0")
+    pm, err = _register(classes)
+    assert pm.integrations() == {}
+    assert len(err.splitlines()) == 1
+    assert err.startswith("funes: skipped plugin probe from funes-probe 9.9: ")
+    assert message in err and "report this" not in err
 
 
 def test_a_contract_1_plugin_keeps_loading_with_a_deprecation_note() -> None:

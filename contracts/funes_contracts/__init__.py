@@ -19,6 +19,9 @@ from funes_contracts.wiring import HookInstallerContract, ToolRegistrarContract,
 from funes_core.host.api import CONTRACT_VERSION as _CORE_CONTRACT
 from funes_core.host.api import Converter, HookInstaller, ToolRegistrar
 
+#: This distribution's version: the one place it is written (hatch reads it for the build).
+__version__ = "0.1.0"
+
 CONTRACT_VERSION = _CORE_CONTRACT
 
 

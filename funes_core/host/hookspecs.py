@@ -52,7 +52,7 @@ def funes_register_converters() -> Iterable[type[Converter]]:
     for ``funes integrations convert``.
 
     :return: an iterable of converter *classes* (not instances); each declares ``id``,
-        ``label`` and ``contract_version = 1``. Two distributions claiming one id are refused.
+        ``label`` and ``contract_version = 2`` (explicitly). Two distributions claiming one id are refused.
 
     .. versionadded:: 0.1 (contract 1)
 

@@ -46,6 +46,7 @@ from funes_core.host.api import (
     IntegrationPart,
     ToolRegistrar,
 )
+from funes_core.host.versions import requirement_problem
 
 if TYPE_CHECKING:
     import typer
@@ -88,6 +89,30 @@ BUILTIN_MODELS = "funes-models"
 
 class PluginError(Exception):
     """A plugin that cannot be used; the message names the plugin and its distribution."""
+
+
+class ContractError(PluginError):
+    """A plugin written for a plugin contract this funes does not speak (nothing to report: upgrade)."""
+
+
+def contract_refusal(where: str, version: object) -> str:
+    """The line refusing a class of contract ``version``: its contract, the core's, what to upgrade."""
+    from funes_core import DISTRIBUTION, __version__
+
+    speaks = " or ".join(str(v) for v in sorted(SUPPORTED_CONTRACTS, reverse=True))
+    if not isinstance(version, int) or isinstance(version, bool):
+        return (
+            f"{where} declares no plugin contract (contract_version is {version!r}); "
+            f"its author must declare the contract it was written for ({CONTRACT_VERSION} is current)"
+        )
+    if version > CONTRACT_VERSION:
+        hint = f"upgrade {DISTRIBUTION} to a release that speaks contract {version}"
+    else:
+        hint = f"upgrade the plugin to a release for contract {CONTRACT_VERSION}"
+    return (
+        f"{where} speaks plugin contract {version}, but {DISTRIBUTION} {__version__} speaks "
+        f"contract {speaks}; {hint}"
+    )
 
 
 @dataclass(slots=True)
@@ -265,11 +290,13 @@ class FunesPluginManager:
         load_only = _names(self._environ.get("FUNES_LOAD_PLUGINS"))
         disabled = _names(self._environ.get("FUNES_DISABLED_PLUGINS")) or set()
         found: dict[str, list[tuple[importlib.metadata.EntryPoint, PluginInfo]]] = {}
+        dists: dict[str, list[str] | None] = {}
         for ep, dist in _entry_points(path):
             dist_name = (dist.metadata["Name"] or "?") if dist is not None else None
             version = dist.version if dist is not None else None
             info = PluginInfo(name=ep.name, dist=dist_name, version=version, module=ep.value)
             found.setdefault(ep.name, []).append((ep, info))
+            dists[ep.name] = dist.requires if dist is not None else None
         for name in sorted(found):
             candidates = found[name]
             if name in self._infos:
@@ -284,6 +311,7 @@ class FunesPluginManager:
                 continue
             ep, info = candidates[0]
             self._infos[name] = info
+            requires = dists.get(name)
             keys = {_normalise(name), _normalise(info.dist or "")}
             if load_only is not None and not keys & load_only:
                 info.status = "not selected"
@@ -291,6 +319,11 @@ class FunesPluginManager:
             if keys & disabled:
                 info.status = "disabled"
                 self.pm.set_blocked(name)
+                continue
+            # Before importing it: a plugin made for another core would fail with a bare ImportError.
+            problem = requirement_problem(requires, info.dist or "the plugin")
+            if problem:
+                self._skip(info, problem)
                 continue
             try:
                 plugin = ep.load()
@@ -385,6 +418,10 @@ class FunesPluginManager:
                     continue
                 try:
                     classes = self._validate(role, returned)
+                except ContractError as exc:
+                    self._skip(info, str(exc))
+                    collected.pop(info.name, None)
+                    continue
                 except PluginError as exc:
                     self._skip(info, f"{exc} ({_REPORT_TAIL})")
                     collected.pop(info.name, None)
@@ -414,12 +451,7 @@ class FunesPluginManager:
                 raise PluginError(f"{where}.label must be a non-empty string")
             version = getattr(item, "contract_version", None)
             if version not in SUPPORTED_CONTRACTS:
-                speaks = " or ".join(str(v) for v in sorted(SUPPORTED_CONTRACTS, reverse=True))
-                raise PluginError(
-                    f"{where} was written for contract version {version!r}, but this funes speaks "
-                    f"contract version {speaks}; install a release of the plugin for contract "
-                    f"{CONTRACT_VERSION} or update funes"
-                )
+                raise ContractError(contract_refusal(where, version))
             if inspect.isabstract(item):
                 missing = ", ".join(sorted(getattr(item, "__abstractmethods__", ())))
                 raise PluginError(f"{where} does not implement {missing}")

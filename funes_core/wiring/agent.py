@@ -7,6 +7,7 @@ four class attributes, and every plugin re-derived where its agent keeps things 
     CODEX = Agent(
         id="codex",
         label="Codex",
+        contract_version=2,
         locations=(
             Location("home", ".codex", env=("CODEX_HOME",)),
             Location("sessions", "sessions", under="home"),
@@ -99,7 +100,9 @@ class Agent:
 
     id: str
     label: str
-    contract_version: int = CONTRACT_VERSION
+    #: The plugin contract the integration was written for: required, never inherited from the
+    #: installed core (a plugin taking the host's number would claim a contract it never saw).
+    contract_version: int
     capabilities: Capabilities = field(default_factory=Capabilities)
     locations: tuple[Location, ...] = ()
 

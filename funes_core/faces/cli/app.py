@@ -8,11 +8,10 @@ them, so ``funes --help`` answers at once.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from collections.abc import Callable
 
 import typer
 
-from funes_core import __version__
 from funes_core.faces.cli import (
     ask,
     index,
@@ -44,10 +43,25 @@ Start with `funes index examples/` (or `funes integrations install claude`), the
 """
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"funes {__version__}")
+def _version_callback(pm: FunesPluginManager) -> Callable[[bool], None]:
+    """``--version``: the core, the kit and every plugin distribution, one line each."""
+
+    def show(value: bool) -> None:
+        if not value:
+            return
+        from funes_core import DISTRIBUTION
+        from funes_core.host.versions import component_versions
+
+        found = [
+            (p.name, p.dist, p.version, "" if p.status == "loaded" else p.status)
+            for p in pm.plugins()
+            if p.dist != DISTRIBUTION
+        ]
+        for line in component_versions(found):
+            typer.echo(line)
         raise typer.Exit()
+
+    return show
 
 
 def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
@@ -67,13 +81,18 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
         pretty_exceptions_enable=False,
     )
 
+    # A default value, not an annotation: typer evaluates annotations as strings, where the
+    # closure over ``pm`` is out of reach.
+    version_option = typer.Option(
+        False,
+        "--version",
+        callback=_version_callback(pm),
+        is_eager=True,
+        help="Print the versions of funes, the kit and every plugin, and exit.",
+    )
+
     @app.callback()
-    def _root(
-        version: Annotated[
-            bool,
-            typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
-        ] = False,
-    ) -> None:
+    def _root(version: bool = version_option) -> None:
         """funes: verbatim memory for coding agents."""
 
     index.register(app, pm)

@@ -43,7 +43,10 @@ class Names:
     ENV: str
     core_dist: str
     kit_dist: str
-    core_version: str
+    #: The requirement range of compatible cores (``>=0.1,<0.2``), for the core and the kit.
+    core_range: str
+    #: The plugin contract the generated integration is written for.
+    contract: str
 
     def mapping(self) -> dict[str, str]:
         return {name: str(getattr(self, name)) for name in self.__dataclass_fields__}
@@ -59,8 +62,9 @@ def names_for(ident: str, label: str | None = None) -> Names:
     import funes_core
 
     words = [w for w in re.split(r"[-_]", ident) if w]
-    version = str(funes_core.__version__)
-    major_minor = ".".join(version.split(".")[:2]) if version != "0.0.0" else "0.1"
+    from funes_core.host.api import CONTRACT_VERSION
+    from funes_core.host.versions import compatible_range
+
     return Names(
         id=ident,
         label=label or " ".join(w.capitalize() for w in words),
@@ -70,7 +74,8 @@ def names_for(ident: str, label: str | None = None) -> Names:
         ENV=ident.upper().replace("-", "_"),
         core_dist=funes_core.DISTRIBUTION,
         kit_dist=funes_core.KIT_DISTRIBUTION,
-        core_version=major_minor,
+        core_range=compatible_range(funes_core.__version__),
+        contract=str(CONTRACT_VERSION),
     )
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email.parser
 import math
+import re
 import shutil
 import sys
 import tomllib
@@ -78,15 +79,16 @@ def describe_path(path: Path) -> Source:
         if not pyproject.is_file():
             raise InstallError(f"--from {path}: not a Python project (no pyproject.toml)")
         try:
-            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise InstallError(f"--from {pyproject}: cannot read it ({exc})") from None
+        project = data.get("project", {})
         authors = [a.get("name") or a.get("email") or "" for a in project.get("authors", [])]
         return Source(
             kind="path",
             spec=str(path),
             dist=str(project.get("name", path.name)),
-            version=str(project.get("version", "(dynamic version)")),
+            version=str(project.get("version") or _hatch_version(path, data) or "(dynamic version)"),
             publisher=_publisher(authors),
             origin=f"{path} (a local folder)",
             vouched=False,
@@ -116,6 +118,19 @@ def describe_path(path: Path) -> Source:
         f"{path} (a local archive)",
         False,
     )
+
+
+def _hatch_version(folder: Path, pyproject: Mapping[str, Any]) -> str | None:
+    """The version hatch would build from ``[tool.hatch.version] path`` (its ``__version__ = "…"``)."""
+    where = pyproject.get("tool", {}).get("hatch", {}).get("version", {}).get("path")
+    if not isinstance(where, str):
+        return None
+    try:
+        text = (folder / where).read_text(encoding="utf-8")
+    except OSError:
+        return None
+    found = re.search(r"""^__version__\s*=\s*["']([^"']+)["']""", text, re.M)
+    return found.group(1) if found else None
 
 
 def _source(orch: Orchestrator, ident: str, from_path: Path | None, dist: str | None) -> Source:

@@ -6,6 +6,9 @@ every turn, and that must not pay for the converter and the wiring it does not u
 
 from __future__ import annotations
 
+#: This distribution's version: the one place it is written (hatch reads it for the build).
+__version__ = "0.1.0"
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
 if TYPE_CHECKING:
     from funes_claude.converter import ClaudeConverter

@@ -15,6 +15,7 @@ __all__ = ["CLAUDE"]
 CLAUDE = Agent(
     id="claude",
     label="Claude Code",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     locations=(
         Location(
             "config", ".claude", env=("CLAUDE_CONFIG_DIR",), holds="Claude Code's settings and transcripts"

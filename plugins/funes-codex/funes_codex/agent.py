@@ -12,6 +12,7 @@ __all__ = ["CODEX"]
 CODEX = Agent(
     id="codex",
     label="Codex",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     locations=(
         Location("home", ".codex", env=("CODEX_HOME",), holds="Codex's state"),
         Location("sessions", "sessions", under="home", holds="rollouts (YYYY/MM/DD/rollout-*.jsonl)"),

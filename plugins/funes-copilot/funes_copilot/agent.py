@@ -17,6 +17,7 @@ __all__ = ["AGENT"]
 AGENT = Agent(
     id="copilot",
     label="GitHub Copilot CLI",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     capabilities=Capabilities(discover=True, memory_binding=True),
     locations=(
         Location("home", ".copilot", env=("COPILOT_HOME",), holds="Copilot's folder"),

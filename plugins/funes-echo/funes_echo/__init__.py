@@ -9,4 +9,7 @@ from __future__ import annotations
 from funes_echo.converter import EchoConverter
 from funes_echo.wiring import EchoHookInstaller, EchoToolRegistrar
 
+#: This distribution's version: the one place it is written (hatch reads it for the build).
+__version__ = "0.1.0"
+
 __all__ = ["EchoConverter", "EchoHookInstaller", "EchoToolRegistrar"]

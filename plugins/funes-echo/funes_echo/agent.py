@@ -9,6 +9,7 @@ __all__ = ["ECHO"]
 ECHO = Agent(
     id="echo",
     label="Echo",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     capabilities=Capabilities(discover=True, memory_binding=True),
     locations=(
         Location("home", ".echo", holds="echo's own folder"),

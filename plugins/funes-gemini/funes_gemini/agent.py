@@ -17,6 +17,7 @@ __all__ = ["AGENT"]
 AGENT = Agent(
     id="gemini",
     label="Gemini CLI",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     capabilities=Capabilities(discover=True, memory_binding=True),
     locations=(
         Location("base", "", env=("GEMINI_CLI_HOME",), holds="the home directory Gemini uses"),

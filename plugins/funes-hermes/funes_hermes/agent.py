@@ -82,6 +82,7 @@ def state_dbs(home: Path, environ: Mapping[str, str] | None = None) -> list[Path
 HERMES = _HermesAgent(
     id="hermes",
     label="Hermes",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     locations=(
         Location("home", ".hermes", env=("HERMES_HOME",), holds="Hermes' home (the active profile)"),
         Location("config", CONFIG_NAME, under="home", holds="hooks and MCP servers"),

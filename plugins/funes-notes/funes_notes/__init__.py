@@ -9,4 +9,7 @@ from __future__ import annotations
 
 from funes_notes.converter import NotesConverter
 
+#: This distribution's version: the one place it is written (hatch reads it for the build).
+__version__ = "0.1.0"
+
 __all__ = ["NotesConverter"]

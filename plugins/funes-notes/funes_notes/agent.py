@@ -11,5 +11,6 @@ __all__ = ["NOTES"]
 NOTES = Agent(
     id="notes",
     label="Notes (Markdown and text files)",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     capabilities=Capabilities(discover=False, memory_binding=False),
 )

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+#: This distribution's version: the one place it is written (hatch reads it for the build).
+__version__ = "0.1.0"
+
 if TYPE_CHECKING:
     from funes_opencode.converter import OpenCodeConverter
     from funes_opencode.wiring import OpenCodeHookInstaller, OpenCodeToolRegistrar

@@ -25,6 +25,7 @@ __all__ = ["AGENT", "ENV_DB", "databases"]
 AGENT = Agent(
     id="opencode",
     label="OpenCode",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     capabilities=Capabilities(discover=True, memory_binding=True),
     locations=(
         Location("config_base", ".config", env=("XDG_CONFIG_HOME",), holds="the XDG config folder"),

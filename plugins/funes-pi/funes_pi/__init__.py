@@ -10,4 +10,7 @@ from __future__ import annotations
 from funes_pi.converter import PiConverter
 from funes_pi.wiring import PiHookInstaller, PiToolRegistrar
 
+#: This distribution's version: the one place it is written (hatch reads it for the build).
+__version__ = "0.1.0"
+
 __all__ = ["PiConverter", "PiHookInstaller", "PiToolRegistrar"]

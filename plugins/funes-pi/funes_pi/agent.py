@@ -9,6 +9,7 @@ __all__ = ["PI"]
 PI = Agent(
     id="pi",
     label="pi",
+    contract_version=2,  # the plugin contract this integration was written and checked for
     locations=(
         Location("agent", ".pi/agent", env=("PI_CODING_AGENT_DIR",), holds="pi's agent folder"),
         Location("sessions", "sessions", under="agent", holds="sessions (--<cwd>--/<ts>_<id>.jsonl)"),
