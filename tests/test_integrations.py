@@ -14,8 +14,8 @@ import re
 import shutil
 import stat
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -27,10 +27,14 @@ from funes_core.host.catalog import load_catalog
 from funes_core.host.manager import FunesPluginManager, load_plugins
 from funes_core.turns.format import read_turns_file
 from funes_core.wiring.integrations.check import check
-from funes_core.wiring.integrations.common import UI, InstallError, Orchestrator, RunResult
+from funes_core.wiring.integrations.common import InstallError, Orchestrator, RunResult
 from funes_core.wiring.integrations.install import install, installer_argv
+from funes_core.wiring.integrations.resolve import find_installer
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fakes import FakeRunner, FakeUI  # noqa: E402
+
 FIXTURES = Path(funes_echo.__file__).parent / "contract_fixtures"
 ECHO_SRC = REPO / "plugins" / "funes-echo"
 
@@ -73,43 +77,6 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
 def cli(pm: FunesPluginManager, args: list[str]) -> tuple[int, str, str]:
     result = CliRunner().invoke(make_app(pm), args)
     return result.exit_code, result.stdout, result.stderr
-
-
-@dataclass
-class FakeRunner:
-    """Records subprocess calls; answers with ``results`` in order (default: success)."""
-
-    results: list[RunResult] = field(default_factory=list)
-    calls: list[tuple[list[str], dict[str, str] | None]] = field(default_factory=list)
-
-    def __call__(
-        self,
-        argv: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: Path | None = None,
-        stream: bool = False,
-    ) -> RunResult:
-        self.calls.append((list(argv), dict(env) if env is not None else None))
-        return self.results.pop(0) if self.results else RunResult(0, "")
-
-
-@dataclass
-class FakeUI:
-    terminal: bool = False
-    answer: bool = False
-    out: list[str] = field(default_factory=list)
-    err: list[str] = field(default_factory=list)
-    asked: list[str] = field(default_factory=list)
-
-    def ui(self) -> UI:
-        def confirm(question: str) -> bool:
-            self.asked.append(question)
-            return self.answer
-
-        return UI(
-            out=self.out.append, err=self.err.append, is_terminal=lambda: self.terminal, confirm=confirm
-        )
 
 
 def orchestrator(pm: FunesPluginManager, runner: FakeRunner, ui: FakeUI, **kw: object) -> Orchestrator:
@@ -245,7 +212,10 @@ def test_a_broken_agent_config_is_a_clear_error_and_stays_untouched(
 def test_from_path_off_a_terminal_without_yes_is_refused(pm: FunesPluginManager, world: World) -> None:
     code, _, err = cli(pm, ["integrations", "install", "echo", "--from", str(ECHO_SRC)])
     assert code == 1
-    assert err == (
+    shown, refusal = err.splitlines()[1:-1], err.splitlines()[-1] + "\n"
+    assert shown and shown[0].startswith("  funes-memory-echo "), "the resolved list is shown first"
+    assert shown[0].endswith(f"from {ECHO_SRC}  [not vouched for]"), "a local folder is nobody's word"
+    assert refusal == (
         "funes: refusing to install funes-memory-echo 0.1.0 by funes developers from "
         f"{ECHO_SRC} (a local folder): "
         "the funes catalog does not vouch for it and there is no terminal to confirm it; run this in a "
@@ -254,19 +224,33 @@ def test_from_path_off_a_terminal_without_yes_is_refused(pm: FunesPluginManager,
     assert not world.config().read_text().count("funes-echo"), "nothing was wired"
 
 
+#: What ``uv pip install --dry-run`` says for funes-echo's folder (the resolved list is shown first).
+DRY_ECHO = RunResult(
+    0,
+    "Resolved 76 packages in 1s\nWould install 1 package\n"
+    f" + funes-memory-echo==0.1.0 (from file://{ECHO_SRC})\n",
+)
+
+
 def test_from_path_at_a_terminal_asks_every_time(pm: FunesPluginManager, world: World) -> None:
-    runner, ui = FakeRunner(), FakeUI(terminal=True, answer=False)
+    runner, ui = FakeRunner(results=[DRY_ECHO, DRY_ECHO]), FakeUI(terminal=True, answer=False)
     with pytest.raises(
         InstallError, match=r"not installed: funes-memory-echo 0.1.0 by funes developers was not trusted"
     ):
         install(orchestrator(pm, runner, ui), "echo", from_path=ECHO_SRC)
-    assert ui.asked == ["Trust it? [y/N]"] and runner.calls == []
+    assert ui.asked == ["Trust it? [y/N]"] and [argv for argv, _ in runner.calls] == [
+        find_installer().dry_run([str(ECHO_SRC)])
+    ], "resolved, shown, not installed"
     assert any(f"origin: {ECHO_SRC} (a local folder)" in line for line in ui.err)
+    assert any(
+        re.fullmatch(rf"  funes-memory-echo 0\.1\.0  from {re.escape(str(ECHO_SRC))}  \[.+\]", line)
+        for line in ui.err
+    ), ui.err
 
     ui.answer = True
     assert install(orchestrator(pm, runner, ui), "echo", "team/m", from_path=ECHO_SRC, index=False) == 0
     assert len(ui.asked) == 2, "trust is confirmed every time"
-    (install_argv, _), (handover, _) = runner.calls
+    (_, _), (install_argv, _), (handover, _) = runner.calls[1:]
     assert install_argv == installer_argv(str(ECHO_SRC))
     assert handover[:7] == [sys.executable, "-m", "funes_core", "integrations", "install", "echo", "team/m"]
     assert "--installed-only" in handover and "--no-index" in handover
@@ -274,25 +258,31 @@ def test_from_path_at_a_terminal_asks_every_time(pm: FunesPluginManager, world: 
 
 
 def test_yes_trusts_without_a_terminal(pm: FunesPluginManager, world: World) -> None:
-    runner, ui = FakeRunner(), FakeUI()
+    runner, ui = FakeRunner(results=[DRY_ECHO]), FakeUI()
     assert install(orchestrator(pm, runner, ui), "echo", from_path=ECHO_SRC, yes=True) == 0
-    assert ui.asked == [] and ui.err[0].startswith("funes: trusting funes-memory-echo 0.1.0")
-    assert runner.calls[0][0] == installer_argv(str(ECHO_SRC))
+    assert ui.asked == [] and ui.err[0].startswith("funes: with uv (")
+    assert any(line.startswith("funes: trusting funes-memory-echo 0.1.0") for line in ui.err)
+    assert runner.calls[1][0] == installer_argv(str(ECHO_SRC))
 
 
 def test_a_failed_package_install_is_one_clear_line(pm: FunesPluginManager, world: World) -> None:
-    runner = FakeRunner(results=[RunResult(1, "ERROR: No matching distribution found for funes-zeta")])
+    runner = FakeRunner(
+        results=[
+            RunResult(0, " + funes-zeta==1.0\n"),
+            RunResult(1, "ERROR: No matching distribution found for funes-zeta"),
+        ]
+    )
     catalog = load_catalog(
         'catalog_version = 1\n[integrations.zeta]\ndist = "funes-zeta"\nlabel = "Zeta"\ntier = "maintained"\n'
         'author = "funes developers"\nsource = "plugins/funes-zeta"\nsummary = "s"\nroles = ["converter"]\n'
         "contract_version = 1\n"
     )
     with pytest.raises(InstallError) as err:
-        install(orchestrator(pm, runner, FakeUI(), catalog=catalog), "zeta")
+        install(orchestrator(pm, runner, FakeUI(), catalog=catalog), "zeta", yes=True)
     assert str(err.value) == (
         "installing funes-zeta failed (exit 1): ERROR: No matching distribution found for funes-zeta"
     )
-    assert runner.calls[0][0] == installer_argv("funes-zeta"), "a maintained entry installs unasked"
+    assert runner.calls[1][0] == installer_argv("funes-zeta")
 
 
 def test_a_community_listing_is_confirmed(pm: FunesPluginManager, world: World) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import email.parser
 import math
 import re
-import shutil
 import sys
 import tomllib
 import zipfile
@@ -34,6 +33,14 @@ from funes_core.host.manager import Integration
 from funes_core.wiring import overrides
 from funes_core.wiring.integrations.atomic import steps_for, wire
 from funes_core.wiring.integrations.common import UI, InstallError, Orchestrator
+from funes_core.wiring.integrations.imports import hook_modules, import_failure
+from funes_core.wiring.integrations.resolve import (
+    Planned,
+    find_installer,
+    plan,
+    refuse_wrong_names,
+    show_plan,
+)
 from funes_core.wiring.integrations.seed import (
     check_path,
     convert_changed,
@@ -57,11 +64,8 @@ class Source:
 
 
 def installer_argv(spec: str) -> list[str]:
-    """The standard installer for the running environment: uv when present, else pip."""
-    uv = shutil.which("uv")
-    if uv:
-        return [uv, "pip", "install", "--python", sys.executable, spec]
-    return [sys.executable, "-m", "pip", "install", spec]
+    """The standard installer's command for ``spec`` (uv before pip, :func:`find_installer`)."""
+    return find_installer().install([spec])
 
 
 def _publisher(names: Sequence[str]) -> str:
@@ -167,25 +171,33 @@ def _catalog_source(entry: CatalogEntry) -> Source:
     )
 
 
-def _trust(orch: Orchestrator, src: Source, yes: bool) -> None:
-    """Never run a distribution the catalog does not vouch for without a person's yes."""
-    if src.vouched:
-        return
+def _trust(orch: Orchestrator, src: Source, planned: Sequence[Planned], yes: bool) -> None:
+    """Never install without a person's yes to the whole list (or ``--yes``), vouched for or not."""
     who = f"{src.dist} {src.version} by {src.publisher}"
+    strangers = [p for p in planned if not p.trusted]
     if yes:
         orch.ui.err(f"funes: trusting {who} from {src.origin} (--yes)")
         return
     if not orch.ui.is_terminal():
+        why = (
+            "the funes catalog does not vouch for it"
+            if not src.vouched
+            else f"{len(planned)} distributions would be installed"
+        )
         raise InstallError(
-            f"refusing to install {who} from {src.origin}: the funes catalog does not vouch for it "
-            "and there is no terminal to confirm it; run this in a terminal to confirm it, or pass "
-            "--yes to trust it"
+            f"refusing to install {who} from {src.origin}: {why} and there is no terminal to "
+            "confirm it; run this in a terminal to confirm it, or pass --yes to trust it"
         )
     orch.ui.err(f"{who}")
     orch.ui.err(f"  origin: {src.origin}")
-    orch.ui.err("  The funes catalog does not vouch for it. Installing it runs its code on this machine,")
-    orch.ui.err("  now and every time funes starts.")
-    if not orch.ui.confirm("Trust it? [y/N]"):
+    if not src.vouched:
+        orch.ui.err("  The funes catalog does not vouch for it. Installing it runs its code on this machine,")
+        orch.ui.err("  now and every time funes starts.")
+    if strangers:
+        names = ", ".join(p.name for p in strangers)
+        orch.ui.err(f"  Not vouched for: {names}; installing runs their code (an sdist's at install time).")
+    question = "Trust it? [y/N]" if not src.vouched or strangers else "Install them? [y/N]"
+    if not orch.ui.confirm(question):
         raise InstallError(f"not installed: {who} was not trusted")
 
 
@@ -214,9 +226,13 @@ def install(
     integ = orch.pm.integration(ident)
     if not installed_only and (integ is None or from_path is not None or dist is not None):
         src = _source(orch, ident, from_path, dist)
-        _trust(orch, src, yes)
-        orch.ui.err(f"funes: installing {src.spec} ({src.origin})")
-        done = orch.runner(installer_argv(src.spec), env=None, stream=orch.ui.progress)
+        installer = find_installer()
+        planned = plan(installer, [src.spec], orch.runner, orch.catalog, orch.environ)
+        refuse_wrong_names(planned, f"{src.dist} from {src.origin}")
+        show_plan(planned, installer, orch.ui.err)
+        _trust(orch, src, planned, yes)
+        orch.ui.err(f"funes: installing {src.spec} ({src.origin}) with {installer.name} ({installer.found})")
+        done = orch.runner(installer.install([src.spec]), env=None, stream=orch.ui.progress)
         if done.returncode != 0:
             tail = done.last_line()
             raise InstallError(
@@ -267,6 +283,13 @@ def _wire(
     gone = overrides.missing(agent, ctx.home, ctx.extra_env) if agent is not None else []
     if gone:
         raise InstallError(f"{ident}: {'; '.join(gone)}; nothing was changed")
+    modules = hook_modules(orch.pm, integ) if integ.hook_installer is not None else []
+    failure = import_failure(modules)
+    if failure:
+        raise InstallError(
+            f"{ident}: its hook would fail, {sys.executable} cannot import {failure}; nothing was "
+            f"changed (reinstall {integ.dist or 'the plugin'} into this environment, then install again)"
+        )
     # All or nothing: every file the parts touch is checked before any is changed.
     for outcome in wire(orch, integ, ctx, steps_for(integ, install=True)):
         say(f"{ident}: {outcome.summary}")
@@ -293,6 +316,8 @@ def _wire(
         "seeded": seeded,
         "overrides": overrides.recorded(agent, ctx.home, ctx.env()) if agent is not None else {},
     }
+    if modules:
+        new_record["modules"] = modules  # what `check --all` re-imports, even once the plugin is gone
     if registered:
         new_record["paths"] = [str(p) for p in registered]
     if refused:
