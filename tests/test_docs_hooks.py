@@ -87,3 +87,27 @@ def test_relative_links_in_plugin_docs_resolve() -> None:
             ):
                 continue  # first-party plugins other than echo are written alongside this work
             assert resolved.exists(), f"{page.relative_to(REPO)} links to missing {target}"
+
+
+def test_the_import_block_of_types_md_names_every_exported_name() -> None:
+    text = (DOCS / "types.md").read_text(encoding="utf-8")
+    block = text.split("```python", 1)[1].split("```", 1)[0]
+    imported = set(re.findall(r"\b\w+\b", block))
+    missing = [name for name in funes_core.__all__ if name != "__version__" and name not in imported]
+    assert missing == [], f"types.md's import block leaves out {missing}"
+
+
+def test_the_mutators_are_documented_with_the_signatures_the_kit_calls() -> None:
+    """testing.md and the scaffold's fixtures package say what the kit really calls (issue 28)."""
+    from funes_contracts.converter import ConverterContract
+
+    testing = (DOCS / "testing.md").read_text(encoding="utf-8")
+    scaffold = REPO / "funes_core" / "host" / "scaffold" / "template" / "src"
+    template = (scaffold / "contract_fixtures" / "__init__.py.tmpl").read_text(encoding="utf-8")
+    for name in ("make_earlier", "make_torn", "make_corrupt", "make_long"):
+        params = [p for p in inspect.signature(getattr(ConverterContract, name)).parameters if p != "self"]
+        shown = f"{name}({', '.join(params)})"
+        assert f"`{shown}`" in testing, f"testing.md does not show {shown}"
+        assert f"{shown} -> bool" in template.replace("\n", " ").replace("``", ""), (
+            f"the scaffold does not show {shown}"
+        )

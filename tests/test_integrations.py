@@ -257,6 +257,43 @@ def test_from_path_at_a_terminal_asks_every_time(pm: FunesPluginManager, world: 
     assert handover[handover.index("--origin") + 1] == f"path: {ECHO_SRC} (a local folder)"
 
 
+def test_from_a_folder_says_it_installed_a_copy_and_how_to_refresh_it(
+    pm: FunesPluginManager, world: World
+) -> None:
+    runner, ui = FakeRunner(), FakeUI()
+    assert install(orchestrator(pm, runner, ui), "echo", from_path=ECHO_SRC, yes=True, index=False) == 0
+    assert ui.err[-1] == (
+        f"funes: echo: installed a copy of {ECHO_SRC}; after you edit it, run "
+        f"`funes integrations install echo --from {ECHO_SRC} --yes` again "
+        "(`check` and every funes command use the installed copy)"
+    )
+
+
+def test_another_distribution_naming_the_stored_sessions_differently_is_stopped(
+    pm: FunesPluginManager, world: World
+) -> None:
+    """A takeover of the id whose sessions are stored under other ids would store each one twice."""
+    assert cli(pm, ["integrations", "install", "echo", "--no-index"])[0] == 0
+    record_path = world.funes_home / "integrations" / "echo.json"
+    record = json.loads(record_path.read_text())
+    # What a third-party echo plugin (another scheme of session ids) recorded when it seeded.
+    record["dist"], record["version"] = "community-echo", "0.3"
+    seeded = record["seeded"].items()
+    record["seeded"] = {f"{k.rpartition('::')[0]}::echo-{n}": v for n, (k, v) in enumerate(seeded)}
+    record_path.write_text(json.dumps(record))
+    before = snapshot(world.home), record_path.read_bytes()
+    code, out, err = cli(pm, ["integrations", "install", "echo", "--no-index"])
+    assert (code, out) == (1, "")
+    assert err.startswith("funes: echo: funes-memory-echo 0.1.0 names 2 of the 2 sessions community-echo 0.3")
+    assert "each would be stored twice. Nothing was changed." in err and err.count("\n") == 1
+    assert "`funes integrations install echo --takeover`" in err and "reinstall community-echo" in err
+    assert (snapshot(world.home), record_path.read_bytes()) == before
+    code, out, err = cli(pm, ["integrations", "install", "echo", "--no-index", "--takeover"])
+    assert code == 0, err
+    assert json.loads(record_path.read_text())["dist"] == "funes-memory-echo"
+    assert cli(pm, ["integrations", "install", "echo", "--no-index"])[0] == 0, "then it is the owner"
+
+
 def test_yes_trusts_without_a_terminal(pm: FunesPluginManager, world: World) -> None:
     runner, ui = FakeRunner(results=[DRY_ECHO]), FakeUI()
     assert install(orchestrator(pm, runner, ui), "echo", from_path=ECHO_SRC, yes=True) == 0

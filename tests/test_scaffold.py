@@ -80,31 +80,47 @@ def test_an_unusable_id_is_refused_in_one_line(tmp_path: Path, ident: str) -> No
     assert len(result.output.strip().splitlines()) == 1, result.output
 
 
+WIRED_FILES = [
+    ".github/workflows/ci.yml",
+    ".gitignore",
+    "README.md",
+    "funes_acme/__init__.py",
+    "funes_acme/agent.py",
+    "funes_acme/contract_fixtures/__init__.py",
+    "funes_acme/contract_fixtures/cases/basic/expected.funes.jsonl",
+    "funes_acme/contract_fixtures/cases/basic/s-basic.jsonl",
+    "funes_acme/contract_fixtures/config-home/.acme/settings.json",
+    "funes_acme/contract_fixtures/home/.acme/sessions/s-basic.jsonl",
+    "funes_acme/converter.py",
+    "funes_acme/hook.py",
+    "funes_acme/plugin.py",
+    "funes_acme/py.typed",
+    "funes_acme/wiring.py",
+    "pyproject.toml",
+    "tests/test_contract.py",
+]
+#: --converter-only: no wiring, no hook, no config fixture.
+CONVERTER_FILES = [
+    f
+    for f in WIRED_FILES
+    if f not in ("funes_acme/wiring.py", "funes_acme/hook.py")
+    and not f.startswith("funes_acme/contract_fixtures/config-home/")
+]
+
+
 @pytest.mark.slow
-def test_a_generated_plugin_passes_its_tests_and_check_as_generated(tmp_path: Path) -> None:
+@pytest.mark.parametrize("converter_only", [False, True], ids=["wired", "converter-only"])
+def test_a_generated_plugin_passes_its_tests_and_check_as_generated(
+    tmp_path: Path, converter_only: bool
+) -> None:
     project = tmp_path / "funes-memory-acme"
-    made = run_cli("integrations", "new", "acme", "--dir", str(project))
+    flags = ["--converter-only"] if converter_only else []
+    made = run_cli("integrations", "new", "acme", "--dir", str(project), *flags)
     assert made.returncode == 0, made.stderr
     files = sorted(p.relative_to(project).as_posix() for p in project.rglob("*") if p.is_file())
-    assert files == [
-        ".github/workflows/ci.yml",
-        ".gitignore",
-        "README.md",
-        "funes_acme/__init__.py",
-        "funes_acme/agent.py",
-        "funes_acme/contract_fixtures/__init__.py",
-        "funes_acme/contract_fixtures/cases/basic/expected.funes.jsonl",
-        "funes_acme/contract_fixtures/cases/basic/s-basic.jsonl",
-        "funes_acme/contract_fixtures/config-home/.acme/settings.json",
-        "funes_acme/contract_fixtures/home/.acme/sessions/s-basic.jsonl",
-        "funes_acme/converter.py",
-        "funes_acme/hook.py",
-        "funes_acme/plugin.py",
-        "funes_acme/py.typed",
-        "funes_acme/wiring.py",
-        "pyproject.toml",
-        "tests/test_contract.py",
-    ]
+    assert files == (CONVERTER_FILES if converter_only else WIRED_FILES)
+    leftover = [f for f in files if "{{" in (project / f).read_text(encoding="utf-8")]
+    assert leftover == [], f"template markup left in {leftover}"
     env = fake_install(project, tmp_path / "site", "acme")
     env["HOME"] = str(tmp_path / "home")
     env["FUNES_HOME"] = str(tmp_path / "funes-home")
@@ -123,3 +139,12 @@ def test_a_generated_plugin_passes_its_tests_and_check_as_generated(tmp_path: Pa
     assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-2000:]
     verdicts = {line["requirement"]: line["verdict"] for line in json.loads(check.stdout)["requirements"]}
     assert verdicts and set(verdicts.values()) == {"pass"}, verdicts
+    roles = {rid.split(":", 1)[0] for rid in verdicts}
+    assert roles == ({"converter"} if converter_only else {"converter", "installer", "registrar"})
+    if converter_only:
+        # Installing it writes nothing into the agent's config, and removing it has nothing to undo.
+        installed = run_cli("integrations", "install", "acme", "--no-index", env=env)
+        assert installed.returncode == 0, installed.stderr
+        assert not (tmp_path / "home" / ".acme").exists()
+        removed = run_cli("integrations", "remove", "acme", env=env)
+        assert removed.returncode == 0, removed.stderr

@@ -29,14 +29,17 @@ starts with ``capability``. Any other skip is a failure in ``funes integrations 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, ClassVar
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -55,10 +58,69 @@ from funes_core.host.api import (
 )
 from funes_core.turns.format import Turn, is_utc_ts, parse_line, read_turns_file, turns_to_jsonl
 
-__all__ = ["ConverterContract"]
+__all__ = ["CASE_DIR", "ConverterContract"]
 
 requirement = pytest.mark.requirement
 _EXPECTED = "expected.funes.jsonl"
+
+#: In a golden's ``cwd``, the folder the case was copied to. An agent whose transcript lives in the
+#: repository it worked in (aider's ``.aider.chat.history.md``) has that folder as its ``cwd``, and
+#: the kit copies each case to a new folder: ``"cwd": "{case}/app"`` says "the ``app`` folder of
+#: the case". Every comparison (golden, earlier, torn, corrupt) sees a ``cwd`` inside the converted
+#: folder written this way, so regenerated goldens hold it too.
+CASE_DIR = "{case}"
+
+#: Far-off zones for an agent that writes local time (``Capabilities(local_time=True)``): the
+#: farthest ahead, the farthest behind, a quarter-hour offset and one with daylight-saving time.
+LOCAL_TIME_ZONES = ("Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Kathmandu", "America/St_Johns")
+
+
+def case_relative(turns: Sequence[Turn], folder: Path) -> list[Turn]:
+    """``turns`` with a ``cwd`` at or under ``folder`` written as :data:`CASE_DIR` plus the rest."""
+    roots = sorted({str(folder), str(folder.resolve())}, key=len, reverse=True)
+    out: list[Turn] = []
+    for turn in turns:
+        cwd = turn.cwd
+        for root in roots if cwd else ():
+            assert cwd is not None
+            if cwd == root or cwd.startswith((root + "/", root + os.sep)):
+                cwd = CASE_DIR + cwd[len(root) :].replace(os.sep, "/")
+                break
+        out.append(turn if cwd == turn.cwd else dataclasses.replace(turn, cwd=cwd))
+    return out
+
+
+def _moment(ts: str) -> datetime:
+    return datetime.fromisoformat(ts.replace("Z", "+00:00"))
+
+
+def _local_time_problem(utc: Sequence[Turn], moved: Sequence[Turn], zone: str) -> tuple[str | None, int]:
+    """Why ``moved`` (converted in ``zone``) is not ``utc`` with local times moved by the zone's offset.
+
+    A time written without an offset, read as local, is N in UTC and N - offset(N) in ``zone``:
+    every turn must be the same but for its ``ts``, which is either the same (the agent wrote an
+    offset or an epoch there) or earlier by exactly the zone's offset at that wall-clock time.
+    Returns the problem (``None``: none) and how many turns moved.
+    """
+    if len(utc) != len(moved):
+        return f"{len(utc)} turns under UTC, {len(moved)} under {zone}", 0
+    shifted = 0
+    for base, other in zip(utc, moved, strict=True):
+        if dataclasses.replace(other, ts=base.ts) != base:
+            problem = diff_turns([other], [base])
+            return f"turn {base.turn_uuid} differs beyond its time under {zone}: {problem}", shifted
+        if other.ts == base.ts:
+            continue
+        delta = _moment(base.ts) - _moment(other.ts)
+        wall = _moment(base.ts).replace(tzinfo=None)
+        offset = ZoneInfo(zone).utcoffset(wall) or timedelta(0)
+        if delta != offset:
+            return (
+                f"turn {base.turn_uuid}: ts {base.ts} under UTC, {other.ts} under {zone}: moved by "
+                f"{delta}, but {zone} is {offset} from UTC then (a local time must move by exactly that)"
+            ), shifted
+        shifted += 1
+    return None, shifted
 
 
 def _prefix_problem(earlier: list[Turn], later: list[Turn], *, may_drop_last: bool = False) -> str | None:
@@ -213,6 +275,10 @@ class ConverterContract:
                 continue
         return turns
 
+    def _relative(self, converter: Converter, folder: Path) -> list[Turn]:
+        """:meth:`_convert_all`, with a ``cwd`` inside ``folder`` written as :data:`CASE_DIR`."""
+        return case_relative(self._convert_all(converter, folder), folder)
+
     def _converted(self, converter: Converter, case: Path) -> list[Turn]:
         turns = self._convert_all(converter, case)
         if not turns:
@@ -223,10 +289,12 @@ class ConverterContract:
         # Under the case's own folder name: a converter may name sessions after the folder it reads.
         folder = files.copy_case(case, tmp_path / f"variant-{what}" / case.name)
         if not self._mutator(f"make_{what}")(folder, *args):
+            package = self.converter_cls.contract_fixtures or "the converter's contract_fixtures package"
             pytest.skip(
                 f"cannot derive {what} transcripts from this case: it has no JSON-lines transcript; "
-                f"define make_{what}() in the contract_fixtures package (or override "
-                f"{type(self).__name__}.make_{what}())"
+                f"define make_{what}() in {package} (where `funes integrations check` finds it: a "
+                "method on your own test class is seen only by your own pytest run), see "
+                "docs/plugins/testing.md#awkward-inputs"
             )
         return folder
 
@@ -282,8 +350,13 @@ class ConverterContract:
         assert files.snapshot(decoy_home) == {}, "discover() read or wrote the process's own ~"
 
     @requirement("converter:golden")
-    def test_golden(self, converter: Converter, case: Path, expected: Path, regen_goldens: bool) -> None:
-        actual = turns_to_jsonl(self._convert_all(converter, case))
+    def test_golden(
+        self, converter: Converter, case: Path, expected: Path, regen_goldens: bool, caps: Capabilities
+    ) -> None:
+        # An agent writing local time has goldens written, and checked, in UTC.
+        with _time_zone("UTC") if caps.local_time else contextlib.nullcontext():
+            turns = self._relative(converter, case)
+        actual = turns_to_jsonl(turns)
         if regen_goldens:
             expected.write_text(actual, encoding="utf-8")
             pytest.skip(f"wrote {expected}")
@@ -291,7 +364,7 @@ class ConverterContract:
             pytest.fail(f"{expected} is missing; run pytest --funes-regen-goldens and review it")
         want = expected.read_text(encoding="utf-8")
         if actual != want:
-            problem = diff_turns(self._convert_all(converter, case), list(read_turns_file(expected).turns))
+            problem = diff_turns(turns, list(read_turns_file(expected).turns))
             pytest.fail(
                 f"{expected.parent.name}: {problem or _first_difference(actual, want)}", pytrace=False
             )
@@ -338,26 +411,26 @@ class ConverterContract:
 
     @requirement("converter:stable-ids")
     def test_stable_ids_when_transcript_grows(self, converter: Converter, case: Path, tmp_path: Path) -> None:
-        full = self._converted(converter, case)
+        full = case_relative(self._converted(converter, case), case)
         earlier_folder = self._variant(case, tmp_path, "earlier")
-        earlier = self._convert_all(converter, earlier_folder)
+        earlier = self._relative(converter, earlier_folder)
         assert len(earlier) <= len(full)
         problem = _prefix_problem(earlier, full)
         assert problem is None, f"the turns of the earlier transcript must keep their ids: {problem}"
 
     @requirement("converter:torn-tail")
     def test_torn_tail(self, converter: Converter, case: Path, tmp_path: Path) -> None:
-        full = self._converted(converter, case)
+        full = case_relative(self._converted(converter, case), case)
         torn_folder = self._variant(case, tmp_path, "torn")
-        torn = self._convert_all(converter, torn_folder)
+        torn = self._relative(converter, torn_folder)
         problem = _prefix_problem(torn, full, may_drop_last=True)
         assert problem is None, f"a torn last record must not change the turns before it: {problem}"
 
     @requirement("converter:bad-record")
     def test_bad_record(self, converter: Converter, case: Path, tmp_path: Path) -> None:
-        full = self._converted(converter, case)
+        full = case_relative(self._converted(converter, case), case)
         corrupt_folder = self._variant(case, tmp_path, "corrupt")
-        survived = self._convert_all(converter, corrupt_folder)
+        survived = self._relative(converter, corrupt_folder)
         problem = diff_turns(survived, full)
         assert problem is None, f"an unreadable record must be skipped: {problem}"
 
@@ -479,18 +552,34 @@ class ConverterContract:
         assert files.snapshot(decoy_home) == {}, "the converter wrote into the process's own ~"
 
     @requirement("converter:timezone")
-    def test_timezone(self, case: Path) -> None:
-        """Convert under UTC and under UTC+14: the same turns (the golden test runs in the zone CI has)."""
-        outputs = {}
+    def test_timezone(self, case: Path, caps: Capabilities, contract_case: Path | None) -> None:
+        """Convert under UTC and under UTC+14: the same turns (the golden test runs in the zone CI has).
+
+        An agent that declares ``local_time`` writes times without an offset in the machine's zone:
+        under each of :data:`LOCAL_TIME_ZONES` those times, and only those, must move by exactly the
+        zone's offset, and under UTC+14 at least one must (else nothing is read as local).
+        """
         with _time_zone("UTC"):
-            outputs["UTC"] = turns_to_jsonl(self._convert_all(self.converter_cls(), case))
+            utc = self._convert_all(self.converter_cls(), case)
+        if caps.local_time:
+            for zone in LOCAL_TIME_ZONES:
+                with _time_zone(zone):
+                    moved = self._convert_all(self.converter_cls(), case)
+                problem, shifted = _local_time_problem(utc, moved, zone)
+                if problem is not None:
+                    pytest.fail(f"local time read wrongly: {problem}", pytrace=False)
+                if zone == LOCAL_TIME_ZONES[0] and not shifted:
+                    pytest.fail(
+                        f"the converter declares local_time, but no time of case "
+                        f"{(contract_case or case).name} moved under "
+                        f"{zone} (UTC+14): it reads no time as local (parse_ts(value, naive='local'))",
+                        pytrace=False,
+                    )
+            return
         with _time_zone("Pacific/Kiritimati"):
-            outputs["UTC+14"] = turns_to_jsonl(self._convert_all(self.converter_cls(), case))
-        if outputs["UTC"] != outputs["UTC+14"]:
-            problem = diff_turns(
-                [parse_line(line) for line in outputs["UTC+14"].split("\n") if line],
-                [parse_line(line) for line in outputs["UTC"].split("\n") if line],
-            )
+            plus14 = turns_to_jsonl(self._convert_all(self.converter_cls(), case))
+        if turns_to_jsonl(utc) != plus14:
+            problem = diff_turns([parse_line(line) for line in plus14.split("\n") if line], utc)
             pytest.fail(f"the output depends on the time zone (UTC+14 against UTC): {problem}", pytrace=False)
 
     @requirement("converter:long-text")

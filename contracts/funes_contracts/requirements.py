@@ -70,7 +70,8 @@ _CONVERTER = (
         "converter:golden",
         "behaviour §8.5",
         "Converting each sample session yields exactly the expected turns (expected.funes.jsonl): "
-        "no block the agent wrote is dropped, reordered or altered.",
+        "no block the agent wrote is dropped, reordered or altered (a cwd inside the case's folder "
+        "is written {case}/...).",
     ),
     Requirement(
         "converter:schema",
@@ -161,7 +162,9 @@ _CONVERTER = (
         "converter:timezone",
         "issue 14 (contract 2); docs/turns-format.md (time policy)",
         "The output does not depend on the machine's time zone: each case converts to the same "
-        "turns under UTC and under UTC+14 (a time without an offset is UTC, never local time).",
+        "turns under UTC and under UTC+14 (a time without an offset is UTC, never local time); "
+        "an agent declaring local_time instead has exactly its offset-less times moved by each "
+        "far-off zone's offset.",
         added_in=2,
     ),
     Requirement(

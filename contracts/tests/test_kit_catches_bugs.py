@@ -8,15 +8,16 @@ the wrong requirement) fails here.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from funes_core.wiring.integrations.check import suite_command
+#: The ``run_suite`` fixture (conftest.py): the suite in a fresh pytest, and its report.
+RunSuite = Callable[..., Any]
+
 
 BROKEN = """
 import json
@@ -300,24 +301,8 @@ EXPECTED_FAILURES = {
 }
 
 
-def run_suite(
-    tmp_path: Path, source: str, *extra: str, pythonpath: Path | None = None
-) -> tuple[subprocess.CompletedProcess[str], list[dict[str, str]]]:
-    module = tmp_path / "test_broken_plugins.py"
-    module.write_text(textwrap.dedent(source), encoding="utf-8")
-    report = tmp_path / "report.json"
-    argv, env = suite_command(module, report, os.environ, *extra)
-    if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH", "")]))
-    done = subprocess.run(
-        argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False
-    )
-    results = json.loads(report.read_text())["results"] if report.exists() else []
-    return done, results
-
-
 @pytest.mark.slow
-def test_each_bug_fails_exactly_its_requirements(tmp_path: Path) -> None:
+def test_each_bug_fails_exactly_its_requirements(tmp_path: Path, run_suite: RunSuite) -> None:
     done, results = run_suite(tmp_path, BROKEN)
     assert done.returncode == 1, done.stdout[-3000:]
     failed: dict[str, set[str]] = {name: set() for name in EXPECTED_FAILURES}
@@ -391,7 +376,7 @@ def make_long(folder, filler, expected):
 
 
 @pytest.mark.slow
-def test_the_kit_finds_the_mutators_in_the_fixtures_package(tmp_path: Path) -> None:
+def test_the_kit_finds_the_mutators_in_the_fixtures_package(tmp_path: Path, run_suite: RunSuite) -> None:
     """What `check` needs for agents that do not write JSON lines (hermes' SQLite, markdown, ...)."""
     package = tmp_path / "spied_fixtures"
     package.mkdir()
@@ -418,7 +403,7 @@ _requirements.REQUIREMENTS["converter:golden"] = dataclasses.replace(
 
 
 @pytest.mark.slow
-def test_a_provisional_requirement_only_warns(tmp_path: Path) -> None:
+def test_a_provisional_requirement_only_warns(tmp_path: Path, run_suite: RunSuite) -> None:
     done, results = run_suite(tmp_path, PROVISIONAL, "-k", "TestDropsThinking")
     assert done.returncode == 0, done.stdout[-3000:]
     golden = [r for r in results if r["requirement"] == "converter:golden"]
@@ -427,7 +412,7 @@ def test_a_provisional_requirement_only_warns(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_an_unknown_requirement_id_is_a_usage_error(tmp_path: Path) -> None:
+def test_an_unknown_requirement_id_is_a_usage_error(tmp_path: Path, run_suite: RunSuite) -> None:
     source = """
     import pytest
 

@@ -19,6 +19,13 @@ and in ``docs/turns-format.md``.
   that writes epochs as strings says so by converting first);
 * a string already in that UTC form may be kept as written (``verbatim_utc=True``, what Codex
   rollouts get, so their millisecond precision survives);
+* **the one exception**: an agent that writes the machine's *local* time without an offset
+  (aider's ``# aider chat started at 2026-03-02 09:14:03``) declares
+  ``Capabilities(local_time=True)`` and reads such strings with ``naive="local"``: they are taken
+  in the zone of the machine converting them (the machine the agent ran on, for a local agent),
+  with its daylight-saving rule for that date (a time a clock change repeats or skips is read
+  with ``fold=0``, as Python's ``datetime.astimezone`` reads it). The kit
+  then checks that a far-off zone moves exactly those times by exactly that zone's offset;
 * booleans, NaN, infinities and dates outside the years 1-9999 give ``None``.
 """
 
@@ -68,12 +75,22 @@ def _epoch_seconds(value: float, unit: EpochUnit) -> float:
     return value / 1e6
 
 
-def parse_ts(value: object, *, epoch: EpochUnit = "auto", verbatim_utc: bool = False) -> str | None:
+def parse_ts(
+    value: object,
+    *,
+    epoch: EpochUnit = "auto",
+    verbatim_utc: bool = False,
+    naive: Literal["utc", "local"] = "utc",
+) -> str | None:
     """A transcript's time as RFC 3339 UTC with ``Z``, or ``None`` (see the module's policy).
 
     With ``verbatim_utc`` a string already in that form (``2026-11-29T12:58:41.554Z``) is kept as
-    written, with its own precision, instead of being re-rendered (``….554000Z``).
+    written, with its own precision, instead of being re-rendered (``….554000Z``). ``naive``
+    says how a string without an offset is read: ``"utc"`` (the policy) or ``"local"``, for an
+    agent that declares ``Capabilities(local_time=True)``.
     """
+    if naive not in ("utc", "local"):
+        raise ValueError(f"naive must be 'utc' or 'local', not {naive!r}")
     if isinstance(value, bool):
         return None
     if verbatim_utc and isinstance(value, str) and is_utc_ts(value.strip()):
@@ -89,7 +106,8 @@ def parse_ts(value: object, *, epoch: EpochUnit = "auto", verbatim_utc: bool = F
                 text = text[:-1] + "+00:00"
             moment = datetime.fromisoformat(text)
             if moment.tzinfo is None:
-                moment = moment.replace(tzinfo=UTC)
+                # astimezone() on a naive datetime reads it in the machine's zone (fold=0).
+                moment = moment.astimezone(UTC) if naive == "local" else moment.replace(tzinfo=UTC)
             return format_ts(moment)
     except (ValueError, OverflowError, OSError):
         return None

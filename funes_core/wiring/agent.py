@@ -52,6 +52,11 @@ class Capabilities:
     discover: bool = True
     #: The registrar can bind a memory (records ``funes mcp MEMORY``), not only the local one.
     memory_binding: bool = True
+    #: The agent writes times *without an offset in the machine's local time* (aider's history
+    #: headers). Its converter reads them with ``parse_ts(value, naive="local")``; the kit then
+    #: runs the goldens under UTC and requires a far-off zone to move exactly those times by
+    #: exactly that zone's offset, instead of requiring the same output in every zone.
+    local_time: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,6 +114,13 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
                 help="Also read this folder or file (repeatable; e.g. notes). `funes index` re-reads it.",
             ),
         ] = None,
+        takeover: Annotated[
+            bool,
+            typer.Option(
+                "--takeover",
+                help="Go ahead although this plugin names the sessions another one stored differently.",
+            ),
+        ] = False,
         installed_only: Annotated[bool, typer.Option("--installed-only", hidden=True)] = False,
         origin: Annotated[str | None, typer.Option("--origin", hidden=True)] = None,
     ) -> None:
@@ -121,6 +128,8 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
 
         --path registers folders or files for the integration to read (the notes integration
         reads nothing else); every `funes index` then converts the ones that changed.
+
+        --from PATH installs a copy of the folder: after editing it, install it again.
         """
         from funes_core.wiring.integrations.install import install
 
@@ -138,6 +147,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
                 installed_only=installed_only,
                 origin=origin,
                 paths=paths or (),
+                takeover=takeover,
             ),
         )
 
@@ -174,11 +184,18 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         label: Annotated[
             str | None, typer.Option("--label", help="The agent's human name (default: from the id).")
         ] = None,
+        converter_only: Annotated[
+            bool,
+            typer.Option(
+                "--converter-only",
+                help="Only a converter: an agent with no hooks and no MCP client (aider), or exported files.",
+            ),
+        ] = False,
     ) -> None:
         """Scaffold a separately packaged integration that passes `check` as generated."""
         from funes_core.wiring.integrations.new import new as scaffold
 
-        _run(pm, lambda orch: scaffold(orch, ident, folder, label=label))
+        _run(pm, lambda orch: scaffold(orch, ident, folder, label=label, converter_only=converter_only))
 
     @group.command("convert")
     def convert(

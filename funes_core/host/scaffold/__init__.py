@@ -7,6 +7,12 @@ contract fixtures with a golden, the contract test, a CI workflow and a README s
 change. It is built on the core's helpers only (:class:`~funes_core.Agent`, the converter
 helpers, :class:`~funes_core.wiring.configedit.ManagedEntry`, the hook runtime), so what an author
 edits is the agent-specific part and nothing else.
+
+``--converter-only`` (an agent with no hooks and no MCP client, such as aider, or an importer of
+exported files) leaves out the wiring, the hook and the config fixture, and registers the converter
+alone: installing it then writes nothing into the agent's config, and removing it has nothing to
+undo. Template text between ``{{#wired}}`` and ``{{/wired}}`` is kept only for a wired integration,
+text between ``{{^wired}}`` and ``{{/wired}}`` only for a converter-only one.
 """
 
 from __future__ import annotations
@@ -25,6 +31,13 @@ __all__ = ["Names", "ScaffoldError", "names_for", "render"]
 _PACKAGE_DIR = "src"
 _TEMPLATE_SUFFIX = ".tmpl"
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_SECTION = re.compile(r"\{\{([#^])(\w+)\}\}\n?(.*?)\{\{/\2\}\}\n?", re.S)
+#: Template files a converter-only integration leaves out (paths relative to the template).
+_WIRED_ONLY = (
+    ("src", "wiring.py.tmpl"),
+    ("src", "hook.py.tmpl"),
+    ("src", "contract_fixtures", "config-home"),
+)
 
 
 class ScaffoldError(Exception):
@@ -47,12 +60,14 @@ class Names:
     core_range: str
     #: The plugin contract the generated integration is written for.
     contract: str
+    #: Whether the integration wires the agent (a hook and an MCP server), or only converts.
+    wired: bool = True
 
     def mapping(self) -> dict[str, str]:
-        return {name: str(getattr(self, name)) for name in self.__dataclass_fields__}
+        return {name: str(getattr(self, name)) for name in self.__dataclass_fields__ if name != "wired"}
 
 
-def names_for(ident: str, label: str | None = None) -> Names:
+def names_for(ident: str, label: str | None = None, *, wired: bool = True) -> Names:
     """The names of integration ``ident``; :class:`ScaffoldError` when it is not a usable id."""
     if not ID_PATTERN.fullmatch(ident) or not ident[0].isalpha():
         raise ScaffoldError(
@@ -76,10 +91,13 @@ def names_for(ident: str, label: str | None = None) -> Names:
         kit_dist=funes_core.KIT_DISTRIBUTION,
         core_range=compatible_range(funes_core.__version__),
         contract=str(CONTRACT_VERSION),
+        wired=wired,
     )
 
 
-def _fill(text: str, names: dict[str, str]) -> str:
+def _fill(text: str, names: dict[str, str], flags: dict[str, bool] | None = None) -> str:
+    if flags is not None:
+        text = _SECTION.sub(lambda m: m.group(3) if (m.group(1) == "#") == flags[m.group(2)] else "", text)
     return _PLACEHOLDER.sub(lambda m: names[m.group(1)], text)
 
 
@@ -100,9 +118,12 @@ def render(dest: Path, names: Names) -> list[Path]:
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise ScaffoldError(f"{dest} is not empty; choose a new folder with --dir")
     values = names.mapping()
+    flags = {"wired": names.wired}
     written: list[Path] = []
     template = resources.files(__name__).joinpath("template")
     for rel, node in _walk(template):
+        if not names.wired and any(rel[: len(skip)] == skip for skip in _WIRED_ONLY):
+            continue
         parts = [_fill(part, values) for part in rel]
         parts[-1] = parts[-1].removesuffix(_TEMPLATE_SUFFIX)
         if parts[0] == _PACKAGE_DIR:
@@ -111,6 +132,6 @@ def render(dest: Path, names: Names) -> list[Path]:
             parts[-1] = ".gitignore"
         target = dest.joinpath(*parts)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(_fill(node.read_text(encoding="utf-8"), values), encoding="utf-8")
+        target.write_text(_fill(node.read_text(encoding="utf-8"), values, flags), encoding="utf-8")
         written.append(target)
     return sorted(written)

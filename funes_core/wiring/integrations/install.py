@@ -214,11 +214,14 @@ def install(
     installed_only: bool = False,
     origin: str | None = None,
     paths: Sequence[Path] = (),
+    takeover: bool = False,
 ) -> int:
     """Install (if needed) and wire integration ``ident``; returns the exit status.
 
     ``paths`` (``--path``) registers folders or files for the converter to read besides what it
-    discovers in the HOME; they are checked before anything is installed.
+    discovers in the HOME; they are checked before anything is installed. ``takeover`` lets a
+    distribution other than the one that stored the id's sessions go ahead even though it would
+    store them again under other ids (:func:`renamed_sessions`).
     """
     if not ID_PATTERN.fullmatch(ident):
         raise InstallError(f"{ident!r} is not an integration id (ids match [a-z0-9_-]+)")
@@ -246,11 +249,21 @@ def install(
         argv += [] if index else ["--no-index"]
         for path in checked:
             argv += ["--path", str(path)]
-        return orch.runner(argv, env=None, stream=True).returncode
+        argv += ["--takeover"] if takeover else []
+        status = orch.runner(argv, env=None, stream=True).returncode
+        if src.kind == "path" and Path(src.spec).is_dir():
+            orch.ui.err(
+                f"funes: {ident}: installed a copy of {src.spec}; after you edit it, run "
+                f"`funes integrations install {ident} --from {src.spec} --yes` again "
+                "(`check` and every funes command use the installed copy)"
+            )
+        return status
     if integ is None:
         integ = orch.require(ident)
     try:
-        return _wire(orch, integ, memory, seed=seed, index=index, origin=origin, paths=checked)
+        return _wire(
+            orch, integ, memory, seed=seed, index=index, origin=origin, paths=checked, takeover=takeover
+        )
     except KeyboardInterrupt:
         orch.ui.err(
             f"funes: interrupted — what is stored so far is kept and searchable by keyword; run "
@@ -268,9 +281,12 @@ def _wire(
     index: bool,
     origin: str | None,
     paths: Sequence[Path] = (),
+    takeover: bool = False,
 ) -> int:
     ident = integ.id
     record = orch.read_record(orch.context(), ident) or {}
+    if not takeover:
+        _refuse_renaming(integ, record)
     registered = _register_paths(orch, integ, recorded_paths(record), paths)
     if memory_arg is None:
         memory = record.get("memory") if isinstance(record.get("memory"), str) else None
@@ -323,6 +339,12 @@ def _wire(
     if refused:
         new_record["refused"] = refused
     changed |= orch.write_record(ctx, ident, new_record)
+    converter_cls = integ.converter
+    if converter_cls is not None and not converter_cls.capabilities.discover and not registered:
+        say(
+            f"{ident}: note: nothing is read yet: {ident} finds no sessions by itself; register where "
+            f"they are with `funes integrations install {ident} --path DIR`"
+        )
     status = 0
     if integ.converter is not None and index:
         status = _first_index(orch, integ, ctx)
@@ -355,13 +377,57 @@ def _register_paths(
                 "register their common parent folder instead, or rename one"
             )
         paths.append(path)
-    converter = integ.converter
-    if converter is not None and not converter.capabilities.discover and not paths:
-        raise InstallError(
-            f"{integ.id} finds nothing by itself: name what it should read with "
-            f"`funes integrations install {integ.id} --path DIR`"
-        )
     return paths
+
+
+def renamed_sessions(
+    integ: Integration, record: Mapping[str, Any]
+) -> tuple[int, int, tuple[str, str] | None]:
+    """How the installed converter names the sessions another distribution stored for this id.
+
+    The install record keeps ``path::session_id`` for every source it seeded. Each source that
+    still exists is asked for its sessions again: a recorded id the converter no longer gives,
+    where it gives another, is a session the append-only memory would hold twice. Returns (renamed,
+    recorded, one example ``(old, new)``); ``(0, 0, None)`` when the same distribution stored them.
+    """
+    before = record.get("dist")
+    converter_cls = integ.converter
+    if converter_cls is None or not isinstance(before, str) or not integ.dist or before == integ.dist:
+        return 0, 0, None
+    by_path: dict[str, set[str]] = {}
+    for key in recorded_map(record, "seeded"):
+        source, _, session = key.rpartition("::")
+        by_path.setdefault(source, set()).add(session)
+    converter = converter_cls()
+    renamed, example = 0, None
+    for source, old in sorted(by_path.items()):
+        path = Path(source)
+        if not path.exists():
+            continue
+        try:
+            new = {ref.session_id for ref in converter.sessions_in(path)}
+        except Exception:  # broad on purpose: a source it cannot read is not a renaming
+            continue
+        gone, added = sorted(old - new), sorted(new - old)
+        if gone and added:
+            renamed += len(gone)
+            example = example or (gone[0], added[0])
+    return renamed, sum(len(ids) for ids in by_path.values()), example
+
+
+def _refuse_renaming(integ: Integration, record: Mapping[str, Any]) -> None:
+    """Stop before anything changes when a new distribution would store the id's sessions twice."""
+    renamed, total, example = renamed_sessions(integ, record)
+    if not renamed or example is None:
+        return
+    ident = integ.id
+    then = f"{record.get('dist')} {record.get('version', '')}".strip()
+    raise InstallError(
+        f"{ident}: {integ.dist} {integ.version} names {renamed} of the {total} sessions {then} stored "
+        f"differently (e.g. {example[0]} is now {example[1]}); the memory is append-only, so each "
+        f"would be stored twice. Nothing was changed. To go ahead anyway: `funes integrations install "
+        f"{ident} --takeover`; to keep the stored ids, reinstall {record.get('dist')}"
+    )
 
 
 def _seed(
@@ -384,11 +450,7 @@ def _seed(
     converter = converter_cls()
     ident = integ.id
     if not converter_cls.capabilities.discover and not paths:
-        orch.ui.out(
-            f"{ident}: {integ.label} sessions cannot be discovered on this machine; convert exported "
-            f"files with `funes integrations convert {ident} FILE`, or register them with --path"
-        )
-        return False, {}, {}
+        return False, {}, {}  # said once, after the wiring (see _wire)
     refs = []
     if converter_cls.capabilities.discover:
         refs = orch.call(integ, "converter", lambda: converter.discover(ctx.home))

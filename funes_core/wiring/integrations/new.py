@@ -14,10 +14,17 @@ from funes_core.host.scaffold import ScaffoldError, names_for, render
 from funes_core.wiring.integrations.common import InstallError, Orchestrator
 
 
-def new(orch: Orchestrator, ident: str, folder: Path | None = None, *, label: str | None = None) -> int:
+def new(
+    orch: Orchestrator,
+    ident: str,
+    folder: Path | None = None,
+    *,
+    label: str | None = None,
+    converter_only: bool = False,
+) -> int:
     """Write a new integration project for ``ident``; returns the exit status."""
     try:
-        names = names_for(ident, label)
+        names = names_for(ident, label, wired=not converter_only)
     except ScaffoldError as exc:
         raise InstallError(str(exc)) from None
     integ = orch.pm.integration(ident)
@@ -38,7 +45,6 @@ def new(orch: Orchestrator, ident: str, folder: Path | None = None, *, label: st
     orch.ui.out(f"  cd {dest}")
     orch.ui.out(f"  funes integrations install {ident} --from . --yes   # into funes' own environment")
     orch.ui.out(f"  funes integrations check {ident}                    # the conformance report")
-    orch.ui.out(
-        "then make agent.py, converter.py, wiring.py, hook.py and contract_fixtures/ true for the agent"
-    )
+    parts = "agent.py, converter.py, wiring.py, hook.py" if names.wired else "agent.py, converter.py"
+    orch.ui.out(f"then make {parts} and contract_fixtures/ true for the agent")
     return 0
