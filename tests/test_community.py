@@ -37,6 +37,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "opencode": "funes-memory-opencode",
         "gemini": "funes-memory-gemini",
         "copilot": "funes-memory-copilot",
+        "aider": "funes-memory-aider",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched

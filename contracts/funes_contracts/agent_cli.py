@@ -66,6 +66,7 @@ AGENTS: dict[str, tuple[str, str, str, str]] = {
     "opencode": ("npm", "opencode-ai", "1.18.33", "opencode"),
     "gemini": ("npm", "@google/gemini-cli", "0.61.0", "gemini"),
     "copilot": ("npm", "@github/copilot", "1.0.102", "copilot"),
+    "aider": ("pypi", "aider-chat", "0.86.2", "aider"),
 }
 
 

@@ -1,0 +1,21 @@
+"""funes-memory-aider: the funes integration for aider: a converter of its sessions (nothing to wire).
+
+The converter is imported lazily, so loading the plugin on every ``funes`` start stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from funes_aider.converter import AiderConverter
+
+__all__ = ["AiderConverter"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "AiderConverter":
+        from funes_aider.converter import AiderConverter
+
+        return AiderConverter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
