@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
+import funes_echo
 from funes_core.wiring.integrations.common import UI, RunResult
 
 
@@ -44,3 +48,13 @@ class FakeUI:
         return UI(
             out=self.out.append, err=self.err.append, is_terminal=lambda: self.terminal, confirm=confirm
         )
+
+
+def echo_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME holding echo's realistic config (no sessions), an empty FUNES_HOME, a pinned FUNES_BIN."""
+    home = tmp_path / "home"
+    shutil.copytree(Path(funes_echo.__file__).parent / "contract_fixtures" / "config-home", home)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes-home"))
+    monkeypatch.setenv("FUNES_BIN", "funes-under-test")
+    return home

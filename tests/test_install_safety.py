@@ -26,7 +26,7 @@ from funes_core.wiring.integrations.install import install
 from funes_core.wiring.integrations.resolve import Installer, find_installer, plan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fakes import FakeRunner, FakeUI
+from fakes import FakeRunner, FakeUI, echo_home
 
 FIXTURES = Path(funes_echo.__file__).parent / "contract_fixtures"
 
@@ -59,12 +59,7 @@ def funes_register_tool_registrars():
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    shutil.copytree(FIXTURES / "config-home", home)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("FUNES_HOME", str(tmp_path / "funes-home"))
-    monkeypatch.setenv("FUNES_BIN", "funes-under-test")
-    return home
+    return echo_home(tmp_path, monkeypatch)
 
 
 def ghost_manager(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[FunesPluginManager, str]:
@@ -175,7 +170,6 @@ def test_a_catalog_install_shows_the_list_and_needs_a_yes(home: Path) -> None:
 
 def test_the_installer_is_uv_from_its_module_then_path_then_pip(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
-    import shutil
     import sys
 
     import uv

@@ -166,12 +166,29 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
 
     @group.command("check")
     def check(
-        ident: Annotated[str, typer.Argument(metavar="ID", help="The integration id.")],
+        ident: Annotated[str | None, typer.Argument(metavar="[ID]", help="The integration id.")] = None,
+        every: Annotated[
+            bool,
+            typer.Option(
+                "--all", help="Check every wired integration: its plugin is installed and its hook imports."
+            ),
+        ] = False,
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
-        """Run the contract suite against an installed plugin and print a conformance report."""
-        from funes_core.wiring.integrations.check import check
+        """Run the contract suite against an installed plugin and print a conformance report.
 
+        --all checks the wiring instead: for every integration funes wired on this machine, that its
+        plugin is still installed and that its hook's modules import in a fresh interpreter (a
+        `uv tool upgrade` drops plugins the tool's receipt does not name), and says how to fix each.
+        """
+        from funes_core.wiring.integrations.check import check, check_all
+
+        if every == (ident is not None):
+            typer.echo("funes: integrations check: name one ID, or pass --all (not both)", err=True)
+            raise typer.Exit(2)
+        if every:
+            _run(pm, lambda orch: check_all(orch, as_json=as_json))
+        assert ident is not None
         _run(pm, lambda orch: check(orch, ident, as_json=as_json))
 
     @group.command("new")

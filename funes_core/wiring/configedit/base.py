@@ -259,9 +259,35 @@ class Ledger:
         gone = set(containers)
         record["created"] = [p for p in record["created"] if tuple(p) not in gone]
 
+    def entries(self, config: Path) -> dict[str, dict[str, Any]]:
+        """The entries funes wrote into ``config``, by place: enough to take them out without the plugin."""
+        raw = self.data.get(str(config), {}).get("entries", {})
+        return {k: v for k, v in raw.items() if isinstance(v, dict)} if isinstance(raw, dict) else {}
+
+    def remember(self, config: Path, place: str, entry: dict[str, Any]) -> bool:
+        """Record what funes wrote at ``place`` of ``config``; whether the ledger changed."""
+        known = self._record(config).setdefault("entries", {})
+        if known.get(place) == entry:
+            return False
+        known[place] = entry
+        return True
+
+    def forget_entry(self, config: Path, place: str) -> None:
+        record = self.data.get(str(config))
+        if record is not None and isinstance(record.get("entries"), dict):
+            record["entries"].pop(place, None)
+
+    def configs(self) -> list[Path]:
+        """Every config file the ledger knows about."""
+        return [Path(p) for p in self.data]
+
     def save(self) -> None:
         """Write the ledger (0600), or delete it when it records nothing any more."""
-        live = {k: v for k, v in self.data.items() if v.get("created_file") or v.get("created")}
+        live = {
+            k: v
+            for k, v in self.data.items()
+            if v.get("created_file") or v.get("created") or v.get("entries")
+        }
         if not live:
             self.path.unlink(missing_ok=True)
             return

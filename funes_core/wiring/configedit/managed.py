@@ -328,9 +328,36 @@ class ManagedWiring:
                 )
             else:
                 ledger.forget(plan.doc.path, plan.pruned)
-        if plans:
+        remembered = self._remember(ctx, ledger, put=put)
+        if plans or remembered:
             ledger.save()
         return plans, ledger
+
+    def _remember(self, ctx: InstallContext, ledger: Ledger, *, put: bool) -> bool:
+        """Keep (or, on removal, drop) each entry's value in the ledger.
+
+        So ``funes integrations remove ID`` can take funes' entries out again when the plugin that
+        declared them is gone (uninstalled, or dropped by a ``uv tool upgrade``): the recorded value
+        is what it removes, and only where it is still exactly that value.
+        """
+        changed = False
+        for entry in self.entries(ctx):
+            place = entry.place.shown()
+            if not put:
+                if ledger.entries(entry.path).get(place) is not None:
+                    ledger.forget_entry(entry.path, place)
+                    changed = True
+                continue
+            recorded = {
+                "format": entry.adapter.label,
+                "path": list(entry.place.path),
+                "key": entry.place.key,
+                "value": entry.value,
+                "note": self._note(entry),
+                "what": entry.what,
+            }
+            changed |= ledger.remember(entry.path, place, recorded)
+        return changed
 
     def preflight(self, ctx: InstallContext, *, put: bool = True) -> list[Path]:
         """Check, changing nothing, that an install (or removal) could be done; the files it would touch.

@@ -155,3 +155,25 @@ def _print_report(orch: Orchestrator, integ: Integration, data: dict[str, Any], 
         f"{counts['warn']} provisional warnings"
     )
     return EXIT_FAILED if failed else EXIT_CONFORMANT
+
+
+def check_all(orch: Orchestrator, *, as_json: bool = False) -> int:
+    """``check --all``: every wired integration's plugin is installed and its hook imports (0), or not (1)."""
+    from funes_core.wiring.integrations.orphans import problems, recorded_ids
+
+    ctx = orch.context()
+    found = problems(ctx.funes_home, set(orch.pm.integrations()))
+    wired = recorded_ids(ctx.funes_home)
+    if as_json:
+        rows = [{"id": p.ident, "problem": p.what, "fix": p.fix} for p in found]
+        orch.ui.out(json.dumps({"wired": wired, "problems": rows}, indent=2))
+        return EXIT_FAILED if found else EXIT_CONFORMANT
+    for problem in found:
+        orch.ui.out(problem.line())
+    bad = {p.ident for p in found}
+    for ident in wired:
+        if ident not in bad:
+            orch.ui.out(f"{ident}: wired; its plugin is installed and its hook imports")
+    if not wired:
+        orch.ui.out("no integration is wired on this machine")
+    return EXIT_FAILED if found else EXIT_CONFORMANT

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import email.parser
 import math
+import os
 import re
+import shutil
 import sys
 import tomllib
 import zipfile
@@ -31,6 +33,7 @@ from funes_core.host.api import (
 from funes_core.host.catalog import CatalogEntry
 from funes_core.host.manager import Integration
 from funes_core.wiring import overrides
+from funes_core.wiring.integrations import toolenv
 from funes_core.wiring.integrations.atomic import steps_for, wire
 from funes_core.wiring.integrations.common import UI, InstallError, Orchestrator
 from funes_core.wiring.integrations.imports import hook_modules, import_failure
@@ -241,6 +244,11 @@ def install(
             raise InstallError(
                 f"installing {src.spec} failed (exit {done.returncode})" + (f": {tail}" if tail else "")
             )
+        # In a `uv tool` environment, what is not in the receipt is gone after `uv tool upgrade`.
+        uv = installer.argv[0] if installer.name == "uv" else shutil.which("uv")
+        kept, _ = toolenv.record(orch.runner, uv, src.dist, src.spec, orch.environ or os.environ)
+        if kept:
+            orch.ui.err(f"funes: {kept}")
         # Hand over to a fresh funes: it imports the plugin as installed, old copy or not.
         argv = [sys.executable, "-m", "funes_core", "integrations", "install", ident]
         argv += [memory] if memory is not None else []

@@ -8,11 +8,20 @@ from typing import Any
 
 from funes_core.wiring.integrations.atomic import steps_for, wire
 from funes_core.wiring.integrations.common import InstallError, Orchestrator
+from funes_core.wiring.integrations.orphans import undo_recorded
 from funes_core.wiring.integrations.seed import recorded_map, recorded_paths
 
 
 def remove(orch: Orchestrator, ident: str, paths: Sequence[Path] = ()) -> int:
-    """Undo the wiring; with ``paths``, only stop reading those registered paths."""
+    """Undo the wiring; with ``paths``, only stop reading those registered paths.
+
+    When no installed plugin provides ``ident`` any more, what funes recorded in its ledger is
+    undone instead (:mod:`funes_core.wiring.integrations.orphans`).
+    """
+    if orch.pm.integration(ident) is None and not paths:
+        gone = _remove_orphan(orch, ident)
+        if gone is not None:
+            return gone
     integ = orch.require(ident)
     record = orch.read_record(orch.context(), ident) or {}
     if paths:
@@ -63,4 +72,28 @@ def _unregister_paths(orch: Orchestrator, ident: str, record: dict[str, Any], pa
         orch.ui.out(
             f"{ident}: no registered path left (add one with: funes integrations install {ident} --path DIR)"
         )
+    return 0
+
+
+def _remove_orphan(orch: Orchestrator, ident: str) -> int | None:
+    """Undo the wiring the ledger recorded for a plugin that is gone; ``None``: nothing recorded."""
+    ctx = orch.context()
+    undone = undo_recorded(ctx, ident)
+    record = orch.record_path(ctx, ident)
+    if undone is None:
+        if not record.exists():
+            return None
+        record.unlink()
+        orch.ui.out(f"{ident}: its plugin is gone and funes recorded no wiring to undo; forgot it")
+        return 0
+    outcomes, unknown = undone
+    for outcome in outcomes:
+        orch.ui.out(f"{ident}: {outcome.summary}")
+    record.unlink(missing_ok=True)
+    orch.ui.out(
+        f"{ident}: no installed plugin provides it; removed the wiring funes recorded for it; the memory, "
+        "the spool and the agent's transcripts are kept"
+    )
+    for place in unknown:
+        orch.ui.err(f"funes: {ident}: {place} was recorded in a format this funes cannot edit; left alone")
     return 0
