@@ -92,6 +92,8 @@ def test_every_answer_carries_a_strict_csp_and_no_cors(client: TestClient) -> No
         assert r.headers["content-security-policy"] == CSP
         assert "access-control-allow-origin" not in r.headers
         assert r.headers["x-content-type-options"] == "nosniff"
+        cached = path.startswith("/static/")
+        assert r.headers["cache-control"] == ("private, max-age=3600" if cached else "no-store")
     assert "'unsafe-inline'" not in CSP and "script-src 'self'" in CSP and "default-src 'none'" in CSP
 
 

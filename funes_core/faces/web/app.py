@@ -11,6 +11,7 @@ wrapped around everything, static files included.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,13 +44,15 @@ def make_app(
     cookie: str = "funes_ui",
     open_memory: Callable[[str], Memory | MemorySet] | None = None,
     installed: Sequence[str] | None = None,
+    warm: bool = False,
 ) -> ASGIApp:
     """The viewer of ``memory``, reachable only with ``token`` on one of ``hosts``.
 
     ``open_memory`` opens another memory a page names (``?memory=team`` or ``local,team``); by
     default, :func:`funes_core.read.handle.resolve_memories` in the memory's home. ``installed``
     names the integrations installed here, so the health page can warn when one stops capturing
-    (default: those ``funes integrations install`` recorded in the memory's home).
+    (default: those ``funes integrations install`` recorded in the memory's home). ``warm``
+    summarises the timeline in the background at once, so the first visit finds it ready.
     """
     from funes_core.read.handle import resolve_memories
 
@@ -70,6 +73,8 @@ def make_app(
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes)
+    if warm:
+        threading.Thread(target=viewer.warm, name="funes-ui-warm", daemon=True).start()
     return Guard(app, token=token, hosts=hosts, cookie=cookie)
 
 

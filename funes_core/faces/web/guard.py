@@ -65,7 +65,8 @@ class Guard:
         if response is not None:
             await response(scope, receive, _with_headers(send))
             return
-        await self.app(scope, receive, _with_headers(send))
+        static = str(scope.get("path", "")).startswith("/static/")
+        await self.app(scope, receive, _with_headers(send, cacheable=static))
 
     def _refusal(self, scope: Scope) -> Response | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -103,12 +104,17 @@ class Guard:
         return None
 
 
-def _with_headers(send: Send) -> Send:
+def _with_headers(send: Send, *, cacheable: bool = False) -> Send:
+    """Add the security headers; the viewer's own stylesheet and script may be kept by the browser
+    (they hold nothing of the memory), every page and fragment may not."""
+
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = MutableHeaders(scope=message)
             for name, value in SECURITY_HEADERS.items():
                 headers[name] = value
+            if cacheable:
+                headers["cache-control"] = "private, max-age=3600"
         await send(message)
 
     return wrapped

@@ -102,6 +102,18 @@ class Viewer:
 
         return self.memory.members[0] if isinstance(self.memory, MemorySet) else self.memory
 
+    def warm(self) -> None:
+        """Summarise the timeline's sessions ahead of the first visit (while the browser starts)."""
+        from funes_core.read.common import VerbError
+        from funes_core.read.handle import MemoryUnavailableError
+
+        with self.lock:
+            try:
+                memory = self.primary
+                self.catalog.summaries(memory.store(), memory.label, None, None)
+            except (VerbError, MemoryUnavailableError):
+                pass  # the page will say why
+
     def memory_for(self, spec: str | None) -> Memory | MemorySet:
         """The memory a page asks for (``--memory`` semantics), or the viewer's own."""
         spec = (spec or "").strip()

@@ -66,7 +66,12 @@ def serve(
     from funes_core.faces.web.app import make_app
 
     app = make_app(
-        memory, token=bound.token, hosts=bound.hosts, cookie=f"funes_ui_{bound.port}", installed=installed
+        memory,
+        token=bound.token,
+        hosts=bound.hosts,
+        cookie=f"funes_ui_{bound.port}",
+        installed=installed,
+        warm=True,
     )
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
     server = uvicorn.Server(config)

@@ -27,7 +27,7 @@
             document.body.dataset.searched = String(mine);
           }
         });
-    }, 200);
+    }, 150);
     form.addEventListener("input", run);
     form.addEventListener("change", run);
   }
