@@ -131,6 +131,91 @@ def test_bad_input_is_one_line_and_changes_nothing(funes_home: Home, args: list[
     assert [n for n in after if n != "remotes.toml"] == [n for n in before if n != "remotes.toml"]
 
 
+#: Credentials of the shapes the probe put in option values and URIs (obviously fake).
+PASSWORD = "hunter2Fake9x"
+SESSION_TOKEN = "FwoGZXIvYXdzEFakeFakeFake0123456789abcdefSessionTok"
+KEY_ID, SECRET = "AKIAFAKEFAKEFAKE1234", "fAkE0sEcReT1kEy2fAkE3sEcReT4kEy5fAkE6sEc"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["s3://bkt/x", "--option", f"endpoint=http://user:{PASSWORD}@127.0.0.1:9000"], "no credentials"),
+        (
+            [
+                "s3://bkt/x",
+                "--option",
+                f"endpoint=https://s3.example.com/?X-Amz-Security-Token={SESSION_TOKEN}",
+            ],
+            "no query",
+        ),
+        (
+            ["s3://bkt/x", "--option", f"dynamodb_endpoint=http://u:{PASSWORD}@127.0.0.1:8000"],
+            "no credentials",
+        ),
+        (["s3://bkt/x", "--option", "endpoint=file:///etc/passwd"], "http:// or https://"),
+        (["s3://bkt/x", "--option", "endpoint=not a url"], "http:// or https://"),
+        (["s3://bkt/x", "--option", "endpoint=http://127.0.0.1:99999"], "http:// or https://"),
+        (["s3://bkt/x", "--option", "timeout=-1"], "a duration"),
+        (["s3://bkt/x", "--option", "timeout=0s"], "a duration"),
+        (["s3://bkt/x", "--option", "connect_timeout=forever"], "a duration"),
+        (["s3://bkt/x", "--option", "allow_http=maybe"], "true or false"),
+        (["s3://bkt/x", "--option", "region=eu west 1"], "bad option 'region'"),
+        (["s3://bkt/x", "--option", f"region={SECRET}"], "bad option 'region'"),
+        (["s3://bkt/x", "--option", f"region=ghp_{SECRET[:36]}"], "looks like a credential"),
+        (["s3://bkt/x", "--option", f"account_name={SECRET}"], "bad option 'account_name'"),
+        ([f"s3://{KEY_ID}:{SECRET}@bkt/x"], "no credentials in the URI"),
+        ([f"gs://{KEY_ID}:{SECRET}@bkt/x"], "no credentials in the URI"),
+        ([f"s3+ddb://bkt/x?ddbTableName=t&X-Amz-Security-Token={SESSION_TOKEN}"], "ddbTableName"),
+        ([f"ftp://{KEY_ID}:{SECRET}@host/x"], "scheme must be one of"),
+        ([f"s3://bkt/x?X-Amz-Security-Token={SESSION_TOKEN}"], "no query or fragment"),
+        ([f"s3://bkt/{'x' * 5000}"], "at most"),
+    ],
+)
+def test_credentials_in_option_values_and_uris_are_refused_without_echoing_them(
+    funes_home: Home, args: list[str], fragment: str
+) -> None:
+    code, out, err = cli("remote", "add", "team", *args)
+    assert code == 1, out
+    assert fragment in err and len(err.strip().splitlines()) == 1, err
+    assert len(err) < 300, err
+    for secret in (PASSWORD, SESSION_TOKEN, SECRET):
+        assert secret not in err
+    assert not (funes_home.root / "remotes.toml").exists()
+
+
+def test_good_option_values_are_kept_normalised(funes_home: Home) -> None:
+    code, _, err = cli(
+        "remote", "add", "team", "s3://bkt/x",
+        "-o", "endpoint=https://s3.example.com:9000/base", "-o", "allow_http=TRUE",
+        "-o", "timeout=30s", "-o", "connect_timeout=500ms", "-o", "region=auto",
+        "-o", "dynamodb_endpoint=http://127.0.0.1:8000",
+    )  # fmt: skip
+    assert code == 0, err
+    (listed,) = json.loads(cli("remote", "list", "--json")[1])["remotes"]
+    assert listed["options"] == {
+        "allow_http": "true",
+        "connect_timeout": "500ms",
+        "dynamodb_endpoint": "http://127.0.0.1:8000",
+        "endpoint": "https://s3.example.com:9000/base",
+        "region": "auto",
+        "timeout": "30s",
+    }
+
+
+def test_a_remotes_file_holding_credentials_is_refused_without_printing_them(funes_home: Home) -> None:
+    """An older funes stored ``endpoint=http://user:pass@…``: ``remote list`` must not print it back."""
+    funes_home.ensure()
+    (funes_home.root / "remotes.toml").write_text(
+        'version = 1\n[remotes.team]\nuri = "s3://bkt/x"\n'
+        f'[remotes.team.options]\nendpoint = "http://user:{PASSWORD}@127.0.0.1:9000"\n'
+    )
+    for args in (["remote", "list"], ["remote", "list", "--json"], ["push", "team"]):
+        code, out, err = cli(*args)
+        assert code == 1 and "no credentials" in err and len(err.strip().splitlines()) == 1, err
+        assert PASSWORD not in out + err
+
+
 # ----------------------------------------------------------------------------- push and read
 
 

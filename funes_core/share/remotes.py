@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FOLDER_SCHEME",
+    "MAX_URI_CHARS",
     "OBJECT_SCHEMES",
     "OPTION_KEYS",
     "REMOTES_FILE",
@@ -97,6 +98,22 @@ class RemoteConfigError(ValueError):
     """A remote name, URI, option or the remotes file is wrong; ``str()`` is the one line to show."""
 
 
+#: A URI, or an option value, is at most this long.
+MAX_URI_CHARS = 1000
+_USERINFO = re.compile(r"(?<=://)[^/@?#\s]*@")
+_QUERY = re.compile(r"\?[^#\s]*")
+
+
+def _quote(text: str) -> str:
+    """``text`` as a refusal may echo it: whatever sits in a URI's user-info or query masked (where
+    credentials go: ``KEY:SECRET@``, ``?X-Amz-Security-Token=``), redacted, one line, cut, quoted."""
+    from funes_core.ingest.redact import redact  # lazy: only a refusal pays for detect-secrets
+    from funes_core.safetext import one_line, shorten
+
+    masked = _QUERY.sub("?…", _USERINFO.sub("…@", text))
+    return repr(shorten(one_line(redact(masked)[0]), 80))
+
+
 @dataclass(frozen=True, slots=True)
 class Remote:
     """One configured remote. ``uri`` is the memory's folder (the table ``chunks.lance`` is inside)."""
@@ -139,53 +156,134 @@ def validate_uri(uri: str) -> str:
     raw = uri.strip()
     if not raw:
         raise RemoteConfigError("the remote URI is empty")
+    if len(raw) > MAX_URI_CHARS:
+        raise RemoteConfigError(
+            f"bad remote URI {_quote(uri)}: {len(raw):,} characters; at most {MAX_URI_CHARS:,}"
+        )
     if "://" not in raw:
         path = Path(raw).expanduser()
         if not path.is_absolute():
-            raise RemoteConfigError(f"bad remote URI {uri!r}: give an absolute folder or s3://, gs://, az://")
+            raise RemoteConfigError(
+                f"bad remote URI {_quote(uri)}: give an absolute folder or s3://, gs://, az://"
+            )
         return str(path).rstrip("/") or "/"
     parts = urlsplit(raw)
     scheme = parts.scheme.lower()
     if scheme == FOLDER_SCHEME:
         if parts.netloc not in ("", "localhost") or not parts.path.startswith("/"):
-            raise RemoteConfigError(f"bad remote URI {uri!r}: a file:// URI needs an absolute path")
+            raise RemoteConfigError(f"bad remote URI {_quote(uri)}: a file:// URI needs an absolute path")
         return parts.path.rstrip("/") or "/"
     if scheme not in OBJECT_SCHEMES:
+        schemes = ", ".join(OBJECT_SCHEMES)
         raise RemoteConfigError(
-            f"bad remote URI {uri!r}: the scheme must be one of {', '.join(OBJECT_SCHEMES)}, or a folder"
+            f"bad remote URI {_quote(uri)}: the scheme must be one of {schemes}, or a folder"
         )
+    if "@" in parts.netloc:
+        raise RemoteConfigError(f"bad remote URI {_quote(uri)}: no credentials in the URI")
     if not parts.netloc or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}", parts.netloc):
-        raise RemoteConfigError(f"bad remote URI {uri!r}: name a bucket, e.g. {scheme}://bucket/prefix")
-    if parts.fragment or (parts.query and scheme != "s3+ddb"):
-        raise RemoteConfigError(f"bad remote URI {uri!r}: no query or fragment (options go in --option)")
-    if scheme == "s3+ddb" and "ddbTableName=" not in parts.query:
-        raise RemoteConfigError(f"bad remote URI {uri!r}: s3+ddb:// needs ?ddbTableName=TABLE")
+        raise RemoteConfigError(f"bad remote URI {_quote(uri)}: name a bucket, e.g. {scheme}://bucket/prefix")
     if "@" in parts.netloc or parts.password:
-        raise RemoteConfigError(f"bad remote URI {uri!r}: no credentials in the URI")
+        raise RemoteConfigError(f"bad remote URI {_quote(uri)}: no credentials in the URI")
+    if parts.fragment or (parts.query and scheme != "s3+ddb"):
+        raise RemoteConfigError(
+            f"bad remote URI {_quote(uri)}: no query or fragment (options go in --option)"
+        )
+    if scheme == "s3+ddb" and not _DDB_QUERY.fullmatch(parts.query):
+        raise RemoteConfigError(
+            f"bad remote URI {_quote(uri)}: s3+ddb:// needs ?ddbTableName=TABLE, and nothing else"
+        )
     prefix = parts.path.rstrip("/")
     if ".." in prefix.split("/"):
-        raise RemoteConfigError(f"bad remote URI {uri!r}: '..' is not allowed")
+        raise RemoteConfigError(f"bad remote URI {_quote(uri)}: '..' is not allowed")
     query = f"?{parts.query}" if parts.query else ""
     return f"{scheme}://{parts.netloc}{prefix}{query}"
 
 
+_DDB_QUERY = re.compile(r"ddbTableName=[A-Za-z0-9_.\-]{3,255}")
+_DURATION = re.compile(r"(?P<n>\d{1,9})(?:ms|s|m|min|h)")
+_REGION = re.compile(r"(?=.{1,32}$)[a-z0-9]+(?:[-_][a-z0-9]+)*")
+_ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
+
+
+def _check_endpoint(key: str, value: str) -> str:
+    """An ``http(s)://host[:port][/path]`` URL with nothing secret in it (no user-info, no query)."""
+    parts = urlsplit(value)
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or not port_ok or " " in value:
+        raise RemoteConfigError(
+            f"bad option {key!r}: {_quote(value)} is not an http:// or https:// URL (host, port, path)"
+        )
+    if "@" in parts.netloc:
+        raise RemoteConfigError(
+            f"bad option {key!r}: no credentials in the endpoint ({_quote(value)}); "
+            "your cloud SDK's environment or config supplies them"
+        )
+    if parts.query or parts.fragment or value.endswith("?"):
+        raise RemoteConfigError(f"bad option {key!r}: no query or fragment in the endpoint ({_quote(value)})")
+    return value
+
+
+def _check_value(key: str, value: str) -> str:
+    """``value`` checked for what ``key`` means, normalised (booleans in lower case).
+
+    Only an endpoint is quoted back (masked: it is the one value whose host helps); any other value
+    that does not fit may be a pasted secret of a shape no rule knows, so it is not echoed.
+    """
+    if key in ("endpoint", "dynamodb_endpoint"):
+        return _check_endpoint(key, value)
+    if key in ("allow_http", "virtual_hosted_style_request"):
+        if value.lower() not in ("true", "false"):
+            raise RemoteConfigError(f"bad option {key!r}: the value must be true or false")
+        return value.lower()
+    if key in ("timeout", "connect_timeout"):
+        m = _DURATION.fullmatch(value)
+        if m is None or int(m["n"]) == 0:
+            raise RemoteConfigError(
+                f"bad option {key!r}: the value must be a duration above zero (e.g. 30s, 500ms, 2m)"
+            )
+        return value
+    pattern = _REGION if key == "region" else _ACCOUNT
+    if not pattern.fullmatch(value):
+        what = "a region such as eu-west-1" if key == "region" else "3-24 of a-z and 0-9"
+        raise RemoteConfigError(f"bad option {key!r}: the value must be {what}")
+    return value
+
+
 def parse_option(text: str) -> tuple[str, str]:
-    """``KEY=VALUE`` from ``--option``: a known, non-credential key and a one-line value."""
+    """``KEY=VALUE`` from ``--option``: a known, non-credential key and a value checked for what it means.
+
+    The value of each key has a shape (a URL, a boolean, a duration, a name): anything else is
+    refused, and so is any value the redactor finds a secret in, so that no credential is stored
+    in an endpoint's user-info or query (``http://user:pass@…``, ``?X-Amz-Security-Token=``).
+    Refusals quote the value masked and redacted.
+    """
     key, sep, value = text.partition("=")
     key = key.strip().lower()
     if not sep or not key:
-        raise RemoteConfigError(f"bad option {text!r}: write KEY=VALUE, e.g. region=eu-west-1")
+        raise RemoteConfigError(f"bad option {_quote(text)}: write KEY=VALUE, e.g. region=eu-west-1")
     if any(word in key for word in _CREDENTIAL_WORDS):
         raise RemoteConfigError(
             f"option {key!r} looks like a credential: funes never stores credentials; "
             "use your cloud SDK's environment or config (AWS_PROFILE, GOOGLE_APPLICATION_CREDENTIALS, ...)"
         )
     if key not in OPTION_KEYS:
-        raise RemoteConfigError(f"unknown option {key!r}: use one of {', '.join(OPTION_KEYS)}")
+        raise RemoteConfigError(f"unknown option {_quote(key)}: use one of {', '.join(OPTION_KEYS)}")
     value = value.strip()
-    if not value or any(ch in value for ch in "\r\n\0"):
+    if not value or any(ch in value for ch in "\r\n\0") or len(value) > MAX_URI_CHARS:
         raise RemoteConfigError(f"bad option {key!r}: the value must be one non-empty line")
-    return key, value
+    from funes_core.ingest.redact import redact
+
+    if key.endswith("endpoint"):
+        value = _check_value(key, value)  # first: it says what is wrong with an endpoint's user-info
+    if redact(value)[1]:
+        raise RemoteConfigError(
+            f"bad option {key!r}: the value looks like a credential ({_quote(value)}); funes never "
+            "stores credentials"
+        )
+    return key, _check_value(key, value)
 
 
 def _remote_from(name: str, table: object) -> Remote:

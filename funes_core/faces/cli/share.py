@@ -41,8 +41,9 @@ synced drive). The memory's table is chunks.lance inside it.
 
 --option KEY=VALUE (repeatable) are LanceDB storage options: endpoint (an S3-compatible store's
 URL), region, allow_http=true (plain-http endpoints such as a loopback server),
-virtual_hosted_style_request, connect_timeout, timeout, dynamodb_endpoint, account_name.
-Keys that look like credentials are refused.
+virtual_hosted_style_request, connect_timeout, timeout (durations: 30s, 500ms),
+dynamodb_endpoint, account_name. Keys that look like credentials are refused, and so are values
+that hold one (an endpoint's user:pass@ or ?query) and URIs with user-info.
 
 --taint external marks every passage read from this remote as third-party text (for memories
 written by other people): recall flags it so an agent treats it as data, never as instructions.
