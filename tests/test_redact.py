@@ -601,7 +601,7 @@ def _planted_corpus() -> list[Planted]:
     add(
         "vault token header",
         f'curl -H "X-Vault-Token: {vault}" https://vault.example.com/v1/secret/data/app',
-        [(vault, "secret_assignment")],
+        [(vault, "vault_token")],
         ['-H "X-Vault-Token: ', "https://vault.example.com/v1/secret/data/app"],
     )
 

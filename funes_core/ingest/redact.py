@@ -68,6 +68,12 @@ discord_token          a Discord bot token (detect-secrets' pattern, mixed chara
 square_secret          ``sq0csp-...``
 mailchimp_key          ``<32 hex>-usNN``
 azure_key              ``AccountKey=``/``SharedAccessKey=`` in Azure connection strings
+(vendor kinds)          the formats detect-secrets has no detector for, one rule each in the
+                       data file ``secret_formats.toml`` beside this module (Azure SAS and
+                       client secrets, Google OAuth tokens, FCM, DigitalOcean, Databricks,
+                       Mailgun, Discord webhooks, Okta, age keys, Docker, Vault, Grafana, ...;
+                       ``aws configure set`` values; a GitHub token glued to a name by ``_``):
+                       see :data:`FORMAT_KINDS`
 jwt                    a JSON Web Token whose header and payload decode to JSON
 bearer_token           ``Authorization: Bearer|Token|Bot <value>``; a bare random
                        ``Bearer <value>``
@@ -114,9 +120,9 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 
-__all__ = ["KINDS", "redact"]
+__all__ = ["FORMAT_KINDS", "KINDS", "redact"]
 
-KINDS: frozenset[str] = frozenset(
+_BUILTIN_KINDS: frozenset[str] = frozenset(
     {
         "private_key",
         "aws_access_key",
@@ -149,7 +155,6 @@ KINDS: frozenset[str] = frozenset(
         "secret_assignment",
     }
 )
-"""Every kind :func:`redact` can report (see the table in the module docstring)."""
 
 # Tie-break between rules matching the very same span: vendor formats beat context rules, which
 # beat the generic "assigned to a secret-sounding name" rules.
@@ -540,7 +545,49 @@ _AUTH_PREFIX = r"(?:proxy-)?authorization\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[ \t]
 #: A command line up to an option: bounded, so a long line with many command names stays linear.
 _ARGS = r"\b[^\n]{0,300}?[ \t]"
 
+_CHECKS: dict[str, Callable[[str], bool] | None] = {
+    "any": None,
+    "mixed2": _mixed_token(2),
+    "mixed3": _mixed_token(3),
+    "random": lambda v: _looks_random(v, 16) and not _is_placeholder(v),
+}
+
+
+def _format_rules() -> tuple[_Rule, ...]:
+    """The rules of ``secret_formats.toml`` (see its header): vendor formats kept as data, not code."""
+    import tomllib
+    from importlib import resources
+
+    raw = resources.files("funes_core.ingest").joinpath("secret_formats.toml").read_text(encoding="utf-8")
+    rules: list[_Rule] = []
+    for entry in tomllib.loads(raw)["format"]:
+        check = _CHECKS[entry["check"]]
+        if "pattern" in entry:
+            rules.append(
+                _Rule(
+                    entry["kind"],
+                    re.compile(entry["pattern"]),
+                    group="val",
+                    check=check,
+                    triggers=tuple(entry["triggers"]),
+                )
+            )
+            continue
+        prefix, body = entry["prefix"], entry["body"]
+        before = r"A-Za-z0-9\-" if entry.get("joins_underscore") else r"A-Za-z0-9_\-"
+        pattern = re.compile(rf"{prefix}(?<![{before}]{prefix}){body}(?![A-Za-z0-9_\-])")
+        rules.append(_Rule(entry["kind"], pattern, check=check))
+    return tuple(rules)
+
+
+_FORMAT_RULES = _format_rules()
+#: The kinds of ``secret_formats.toml``'s rules.
+FORMAT_KINDS: frozenset[str] = frozenset(r.kind for r in _FORMAT_RULES)
+KINDS: frozenset[str] = _BUILTIN_KINDS | FORMAT_KINDS
+"""Every kind :func:`redact` can report (see the table in the module docstring)."""
+
 _RULES: tuple[_Rule, ...] = (
+    *_FORMAT_RULES,
     # Private keys: the whole block including the body; or, when the END line is missing
     # (truncated output), the header plus the base64 lines that follow. The body cannot contain
     # "-----", so a BEGIN without an END costs one scan to the next marker, not to the text's end.

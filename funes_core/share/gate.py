@@ -11,7 +11,9 @@ again right before it is published, by
 
 The gate fails closed: a block with any finding is held back *whole* (every chunk of it), never
 partly published, and the caller reports the counts by detector. A scanner that raises holds the
-block back too.
+block back too. ``funes push`` also scans the fields published beside each block (session and
+turn ids, tool name, workdir, repo, role), each on its own: ids are never redacted at index time
+(they make the chunk ids), so a token in a ``session_id`` is caught here or nowhere.
 
 detect-secrets scans line by line in Python (about 2,400 lines/s here), far too slow for a memory
 of 100k chunks. Its plugins are regex-based, and a line can only yield a finding if one of their

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from funes_core.share.gate import GateReport, scan_block
+from funes_core.share.gate import GateReport, Verdict, scan_block
 from funes_core.share.mirror import Failure, RemoteError, classify, filesystem, lance_options
 from funes_core.share.remotes import Remote
 from funes_core.store.lance import ANN_FOLD_AFTER
@@ -158,13 +158,24 @@ def probe(remote: Remote) -> bool:
     return has_manifest
 
 
-def _blocks(delta: pa.Table) -> dict[tuple[str, str, int], list[tuple[int, str, str]]]:
+#: The free-text fields published beside a passage: the gate scans them too (a ``session_id`` or a
+#: tool name can hold a token, and ids are never redacted at index time, since they make chunk ids).
+_FIELDS = ("session_id", "turn_uuid", "parent_uuid", "tool_name", "workdir", "repo", "role", "harness")
+
+
+def _blocks(
+    delta: pa.Table,
+) -> tuple[dict[tuple[str, str, int], list[tuple[int, str, str]]], dict[tuple[str, str, int], set[str]]]:
+    """The delta's rows by block: their ``(split, id, text)`` parts, and the field values published."""
     out: dict[tuple[str, str, int], list[tuple[int, str, str]]] = defaultdict(list)
-    cols = delta.select(["id", "session_id", "turn_uuid", "block_idx", "split_idx", "text"]).to_pydict()
+    fields: dict[tuple[str, str, int], set[str]] = defaultdict(set)
+    names = [n for n in _FIELDS if n in delta.column_names]
+    cols = delta.select(["id", "block_idx", "split_idx", "text", *names]).to_pydict()
     for i, rid in enumerate(cols["id"]):
         key = (cols["session_id"][i], cols["turn_uuid"][i], int(cols["block_idx"][i]))
         out[key].append((int(cols["split_idx"][i]), rid, cols["text"][i]))
-    return out
+        fields[key].update(v for n in names if (v := cols[n][i]))
+    return out, fields
 
 
 def _block_text(parts: list[tuple[int, str, str]]) -> str:
@@ -255,8 +266,14 @@ def push(
         delta = local_rows.filter(pc.invert(pc.is_in(local_ids, value_set=remote_array)))
         report.already = local_rows.num_rows - delta.num_rows
         held: set[str] = set()
-        for parts in _blocks(delta).values():
+        blocks, fields = _blocks(delta)
+        field_verdicts: dict[str, Verdict] = {}  # a session's id is scanned once, not per block
+        for key, parts in blocks.items():
             verdict = scan_block(_block_text(parts))
+            for value in sorted(fields[key]):
+                if value not in field_verdicts:
+                    field_verdicts[value] = scan_block(value)
+                verdict.findings.update(field_verdicts[value].findings)
             report.gate.add(verdict)
             if not verdict.clean:
                 held.update(rid for _s, rid, _t in parts)
