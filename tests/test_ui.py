@@ -336,3 +336,29 @@ def test_a_viewer_of_several_memories_searches_all_and_lists_the_first(
     assert '<dd id="sessions">13</dd>' in c.get("/health").text
     hits = c.get("/search/hits", params={"q": "parser flush", "k": "50"}).text
     assert "team-0000" in hits and "sess-0000" in hits
+
+
+def test_health_plots_recalls_per_day_by_interface_and_latency(funes_home: Home) -> None:
+    import json
+    import time as clock
+
+    folder = funes_home.root / "stats"
+    folder.mkdir(parents=True)
+    now = clock.time()
+    events = [
+        {"v": 1, "at": now, "kind": "recall", "face": "cli", "ms": 40.0, "ok": True},
+        {"v": 1, "at": now, "kind": "recall", "face": "cli", "ms": 60.0, "ok": True},
+        {"v": 1, "at": now, "kind": "recall", "face": "mcp", "ms": 900.0, "ok": True},
+        {"v": 1, "at": now - 86400 * 30, "kind": "recall", "face": "mcp", "ms": 5.0, "ok": True},
+    ]
+    (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    app = make_app(Memory.resolve(None, home=funes_home), token=TOKEN, hosts=["testserver"])
+    c = TestClient(app)
+    c.get(f"/?token={TOKEN}")
+    html = c.get("/health").text
+    today = clock.strftime("%Y-%m-%d", clock.gmtime(now))
+    assert "recalls per day by interface (3 in all; peak 3)" in html, "the 30-day-old recall is left out"
+    assert f"<title>{today} cli: 2</title>" in html and f"<title>{today} mcp: 1</title>" in html
+    assert f"<title>{today} p50: 60 ms</title>" in html and f"<title>{today} p95: 900 ms</title>" in html
+    (folder / "settings.json").write_text("not json")
+    assert "usage figures unreadable" in c.get("/health").text

@@ -474,8 +474,8 @@ def _stats(memory: Memory | MemorySet, now: datetime) -> dict[str, Any] | str:
         events, settings = (
             telemetry.load(folder) if folder.exists() else ([], telemetry.read_settings(folder))
         )
-    except telemetry.StatsCorruptError as exc:
-        return str(exc)
+    except (telemetry.StatsCorruptError, ValueError) as exc:
+        return f"usage figures unreadable: {exc}"
     days = [(now - timedelta(days=i)).strftime("%Y-%m-%d") for i in range(13, -1, -1)]
     counts = {d: dict.fromkeys(telemetry.FACES, 0) for d in days}
     latency: dict[str, list[float]] = {d: [] for d in days}
@@ -528,13 +528,19 @@ def _charts(
     p95 = [telemetry.percentile(latency[d], 0.95) for d in days]
     peak = max((v for v in p95 if v is not None), default=0.0) or 1.0
 
-    def line(values: list[float | None]) -> str:
-        points = [
-            f"{pad + i * slot + slot / 2:.1f},{height - pad - (height - 2 * pad) * v / peak:.1f}"
+    def line(values: list[float | None]) -> dict[str, Any]:
+        """A polyline's points, and each point with its value (a day alone still shows as a dot)."""
+        dots = [
+            {
+                "x": round(pad + i * slot + slot / 2, 1),
+                "y": round(height - pad - (height - 2 * pad) * v / peak, 1),
+                "ms": round(v),
+                "day": days[i],
+            }
             for i, v in enumerate(values)
             if v is not None
         ]
-        return " ".join(points)
+        return {"points": " ".join(f"{d['x']},{d['y']}" for d in dots), "dots": dots}
 
     return {
         "width": width,
