@@ -25,3 +25,17 @@ def test_containers_the_adapter_created_are_pruned_back_to_the_original(original
     for container in sorted(added.created, key=len, reverse=True):
         text = fmt.prune(text, container)
     assert text == original
+
+
+def test_the_users_empty_flow_list_keeps_its_key_when_funes_item_goes() -> None:
+    """``{mcpServers: []}`` with funes' item in it reads as a pair funes would create: it is not one."""
+    fmt, place = YamlFormat(), Place(("mcpServers",))
+    text = "{mcpServers: []}\n"
+    added = fmt.add(text, place, {"name": "funes", "command": "f", "args": ["mcp"]}, note="funes-x")
+    assert added.created == (), "the list was the user's"
+    dropped = fmt.drop(added.text, place, lambda v: v.get("name") == "funes", note="funes-x")
+    assert dropped == text
+    created = fmt.add("{}\n", place, {"name": "funes", "command": "f", "args": ["mcp"]}, note="funes-x")
+    assert created.created == (("mcpServers",),)
+    left = fmt.drop(created.text, place, lambda v: v.get("name") == "funes", note="funes-x")
+    assert fmt.prune(left, ("mcpServers",)) == "{}\n", "what funes created goes, from the ledger"

@@ -440,8 +440,16 @@ def _add_under(text: str, key: ScalarNode, rest: tuple[str, ...], member: Member
 # -- removing -----------------------------------------------------------------------------------
 
 
-def remove(text: str, member: Member, ours: Callable[[dict[str, Any]], bool]) -> str:
-    """``text`` without any funes-owned member at ``member``'s place, nor headers funes created for it."""
+def remove(
+    text: str, member: Member, ours: Callable[[dict[str, Any]], bool], *, flow_pairs: bool = True
+) -> str:
+    """``text`` without any funes-owned member at ``member``'s place, nor headers funes created for it.
+
+    ``flow_pairs``: a ``key: [member]`` pair of a flow parent that reads exactly as funes writes a
+    pair it creates goes as a whole. That is a guess from the text (the user's own ``key: []``
+    with funes' member in it reads the same), so a caller that records which containers it created
+    (:class:`YamlFormat`, for managed wiring, prunes from its ledger) passes ``False``.
+    """
     root, data = parse(text)
     removed: list[dict[str, Any]] = []
     new = text
@@ -452,7 +460,7 @@ def remove(text: str, member: Member, ours: Callable[[dict[str, Any]], bool]) ->
         hit = hits[0]
         removed.append(hit.value)
         if not hit.block:
-            new = _drop_flow(new, root, member, hit)
+            new = _drop_flow(new, root, member, hit, whole_pair=flow_pairs)
         elif hit.verbatim:
             new = _drop_line(new, hit.start)
         else:
@@ -482,11 +490,11 @@ def _drop_lines(text: str, start: int, end: int) -> str:
     return text[:cut]
 
 
-def _drop_flow(text: str, root: MappingNode | None, member: Member, hit: _Hit) -> str:
+def _drop_flow(text: str, root: MappingNode | None, member: Member, hit: _Hit, *, whole_pair: bool) -> str:
     start, end = hit.start, hit.end
     container = hit.container
     # The whole `key: [member]` (or `{member}`) pair funes added to a flow parent goes as one.
-    if len(container.value) == 1 and member.path:
+    if whole_pair and len(container.value) == 1 and member.path:
         _, chain = _container(root, member.path)
         parent = chain[-1] if chain else None
         pair = _pair(parent, member.path[-1]) if isinstance(parent, MappingNode) else None
@@ -573,7 +581,8 @@ class YamlFormat:
         return Added(insert(base, self._member(place, value, note)), created)
 
     def drop(self, text: str, place: Place, ours: Callable[[Any], bool], *, note: str) -> str:
-        return remove(text, self._member(place, {}, note), ours)
+        # The containers funes created are pruned from the ledger (prune), never guessed from text.
+        return remove(text, self._member(place, {}, note), ours, flow_pairs=False)
 
     def prune(self, text: str, container: tuple[str, ...]) -> str:
         """Remove the pair at ``container`` when it holds nothing (``{}``, ``[]`` or no value)."""
