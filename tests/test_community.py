@@ -38,6 +38,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "gemini": "funes-memory-gemini",
         "copilot": "funes-memory-copilot",
         "aider": "funes-memory-aider",
+        "continue": "funes-memory-continue",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched

@@ -67,6 +67,7 @@ AGENTS: dict[str, tuple[str, str, str, str]] = {
     "gemini": ("npm", "@google/gemini-cli", "0.61.0", "gemini"),
     "copilot": ("npm", "@github/copilot", "1.0.102", "copilot"),
     "aider": ("pypi", "aider-chat", "0.86.2", "aider"),
+    "continue": ("npm", "@continuedev/cli", "1.5.47", "cn"),
 }
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "corrupt_lines",
     "earlier_lines",
     "lengthen_lines",
+    "lengthen_value",
     "line_record_files",
     "long_filler",
     "read_only",
@@ -236,6 +237,20 @@ def _lengthened(value: Any, target: str, filler: str) -> tuple[Any, bool]:
             done = done or hit
         return result, done
     return value, False
+
+
+def lengthen_value(value: Any, filler: str, kept: list[str]) -> Any | None:
+    """``value`` (parsed JSON) with ``filler`` appended to its longest string found in ``kept``.
+
+    ``kept`` is the golden's block texts: only a string the converter is known to keep is chosen.
+    ``None`` when there is no such string. For ``make_long`` of formats that are one JSON document
+    per session (the Continue CLI's).
+    """
+    best = _longest_kept(value, kept, "")
+    if not best:
+        return None
+    lengthened, _ = _lengthened(value, best, filler)
+    return lengthened
 
 
 def lengthen_lines(folder: Path, filler: str, expected: Path) -> bool:
