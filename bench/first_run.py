@@ -21,6 +21,13 @@ path runs, as a new user would: ``funes integrations install claude`` with that 
     uv run python bench/first_run.py                       # 100k chunks, up to 3 h of embedding
     uv run python bench/first_run.py --chunks 10000 --max-minutes 20
     uv run python bench/first_run.py --json bench/.cache/results/first_run.json
+    uv run python bench/first_run.py --turns 200000 --max-minutes 0   # a generated whole history
+
+``--turns N`` lays down a **generated** history instead: about N turns in N / 10.4 sessions of
+10–11 turns each (the shape of the held-out history of issue 26: 19,133 sessions, 198,956
+turns), written as Claude Code transcripts by :func:`build_generated_home` from a seeded random
+generator over the words of the real corpus (same seed, same bytes: every run installs the same
+history). ``--max-minutes 0`` stops after the first keyword recall (the install figures only).
 
 The 1-minute load average is recorded with every round: on a shared machine, compare the
 side-by-side ratios, not the absolute figures.
@@ -31,6 +38,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
+import re
 import shutil
 import signal
 import statistics
@@ -38,6 +47,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -94,6 +104,125 @@ def build_home(chunks: int) -> Path:
                 for agent in subagents.glob("*.jsonl"):
                     shutil.copyfile(agent, target / agent.name)
     done.write_text(f"{copies} copies\n", encoding="utf-8")
+    return home
+
+
+#: Turns per generated session on average (198,956 turns in 19,133 sessions).
+TURNS_PER_SESSION = 10.4
+#: The generated history's seed: change it and every figure measured on it changes too.
+SEED = 26
+TOOLS = ("Bash", "Read", "Edit", "Grep", "Write", "Glob")
+
+
+def _vocabulary() -> tuple[list[str], list[int]]:
+    """The words of the real sessions seen at least 3 times, with their cumulative counts, so draws
+    follow the corpus's own frequencies (sorted first: the draws never depend on hashing)."""
+    counts: Counter[str] = Counter()
+    for path in sorted((find_corpus() / "claude").rglob("*.jsonl")):
+        counts.update(re.findall(r"[A-Za-z][a-z_]{1,15}", path.read_text(encoding="utf-8")))
+    words = sorted(w for w, n in counts.items() if n >= 3)
+    total, cum = 0, []
+    for word in words:
+        total += counts[word]
+        cum.append(total)
+    return words, cum
+
+
+class _Words:
+    def __init__(self) -> None:
+        self.words, self.cum = _vocabulary()
+
+    def draw(self, rng: random.Random, n: int = 1) -> list[str]:
+        return rng.choices(self.words, cum_weights=self.cum, k=n)
+
+    def sentence(self, rng: random.Random, n: int) -> str:
+        return " ".join(self.draw(rng, n)) + "."
+
+
+def _record(
+    session: str, uuid_: str, parent: str | None, ts: float, role: str, content: object, cwd: str
+) -> str:
+    message: dict[str, Any] = {"role": role, "content": content}
+    if role == "assistant":
+        message.update(type="message", model="claude-opus-4-1-20250805", id=f"msg_{uuid_[:24]}")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+    return json.dumps(
+        {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": cwd,
+            "sessionId": session,
+            "version": "1.0.119",
+            "type": role,
+            "message": message,
+            "uuid": uuid_,
+            "timestamp": stamp,
+        }
+    )
+
+
+def _session_lines(rng: random.Random, words: _Words, index: int, turns: int) -> list[str]:
+    """One generated session: a user question, then assistant text with a tool call, its result,
+    ... alternating, over ``turns`` records; a file path and an error string now and then."""
+    session = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    cwd = f"/home/dev/src/project{index % 37}"
+    ts = 1_700_000_000 + index * 5_400 + rng.randrange(3_600)
+    lines: list[str] = []
+    parent: str | None = None
+    tool_id = ""
+    for turn in range(turns):
+        uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        ts += rng.uniform(2, 90)
+        if turn == 0:
+            content: object = words.sentence(rng, rng.randint(8, 40))
+            role = "user"
+        elif turn % 2 == 1:
+            role = "assistant"
+            text = words.sentence(rng, rng.randint(10, 80))
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}]
+            if turn < turns - 1:
+                tool_id = f"toolu_{rng.getrandbits(64):016x}"
+                name = rng.choice(TOOLS)
+                target = f"{cwd}/src/{words.draw(rng)[0]}/{words.draw(rng)[0]}.py"
+                arg = {"command": f"pytest -q {target}"} if name == "Bash" else {"file_path": target}
+                blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": arg})
+            content = blocks
+        else:
+            role = "user"
+            result = "\n".join(words.sentence(rng, rng.randint(5, 25)) for _ in range(rng.randint(1, 6)))
+            if rng.random() < 0.1:
+                result += f"\nError: {words.draw(rng)[0]}Error: {words.sentence(rng, 6)}"
+            content = [{"type": "tool_result", "tool_use_id": tool_id, "content": result}]
+        lines.append(_record(session, uid, parent, ts, role, content, cwd))
+        parent = uid
+    return lines
+
+
+def build_generated_home(turns: int, root: Path = HERE) -> Path:
+    """A HOME whose ~/.claude holds a generated history of about ``turns`` turns (cached).
+
+    Deterministic: one seeded generator draws every session (10 or 11 turns, so 10.4 on average),
+    its ids, times and words (from the real corpus's vocabulary), in order.
+    """
+    home = root / f"generated-{turns}"
+    done = home / ".built"
+    if done.exists():
+        return home
+    shutil.rmtree(home, ignore_errors=True)
+    rng = random.Random(SEED)
+    words = _Words()
+    written = index = 0
+    while written < turns:
+        n = min(turns - written, 11 if rng.random() < 0.4 else 10)
+        lines = _session_lines(rng, words, index, n)
+        project = home / ".claude" / "projects" / f"-home-dev-src-project{index % 37}"
+        project.mkdir(parents=True, exist_ok=True)
+        session = json.loads(lines[0])["sessionId"]
+        (project / f"{session}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written += n
+        index += 1
+    done.write_text(f"{index} sessions, {written} turns\n", encoding="utf-8")
     return home
 
 
@@ -227,6 +356,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--chunks", type=int, default=100_000, help="history size (default 100,000)")
+    parser.add_argument(
+        "--turns",
+        type=int,
+        help="a generated history of about this many turns instead of copies of the real sessions "
+        "(issue 26's case: 200000)",
+    )
     parser.add_argument("--max-minutes", type=float, default=180, help="stop measuring after this long")
     parser.add_argument("--every", type=float, default=300, help="seconds between measurement rounds")
     parser.add_argument("--warm", type=int, default=12, help="warm recalls per phase of a round")
@@ -247,7 +382,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     )
     args = parser.parse_args(argv)
 
-    home = build_home(args.chunks)
+    home = build_generated_home(args.turns) if args.turns else build_home(args.chunks)
     funes_home = HERE / "run" / "funes-home"
     shutil.rmtree(funes_home.parent, ignore_errors=True)
     env = env_for(home, funes_home, embedder=args.embedder)

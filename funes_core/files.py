@@ -7,17 +7,43 @@ the agents' configs an integration edits all go through :func:`atomic_write_text
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from funes_core import portable
 
-__all__ = ["PRIVATE_FILE_MODE", "atomic_write_bytes", "atomic_write_text", "missing_dirs"]
+__all__ = ["PRIVATE_FILE_MODE", "atomic_write_bytes", "atomic_write_text", "missing_dirs", "synced_once"]
 
 #: The mode of files funes creates: only the owner may read what holds the memory or a config.
 PRIVATE_FILE_MODE = 0o600
+
+
+#: The files written inside :func:`synced_once` (``None``: outside it, each write is fsynced).
+_UNSYNCED: ContextVar[list[Path] | None] = ContextVar("funes_unsynced_writes", default=None)
+
+
+@contextlib.contextmanager
+def synced_once() -> Iterator[None]:
+    """Atomic writes inside this block skip their own fsync; they are made durable together at its end.
+
+    For a bulk writer (an install converting thousands of sessions into the spool): the writes stay
+    atomic (temp file, rename), and the block returns only once they are on disk
+    (:func:`funes_core.portable.flush_to_disk`), so whatever the caller records after it (the
+    install record that says those sessions were converted) never claims a file a power cut lost.
+    """
+    written: list[Path] = []
+    token = _UNSYNCED.set(written)
+    try:
+        yield
+    finally:
+        _UNSYNCED.reset(token)
+        if written:
+            portable.flush_to_disk(written)
 
 
 def atomic_write_text(
@@ -49,7 +75,11 @@ def atomic_write_bytes(
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            unsynced = _UNSYNCED.get()
+            if unsynced is None:
+                os.fsync(fh.fileno())
+            else:
+                unsynced.append(path)
         if mtime is not None:
             os.utime(tmp, (mtime, mtime))
         os.replace(tmp, path)

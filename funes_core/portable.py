@@ -38,6 +38,7 @@ __all__ = [
     "SYSTEM",
     "can_pass_fds",
     "file_lock",
+    "flush_to_disk",
     "leads_a_session",
     "limit_malloc_arenas",
     "lock_held",
@@ -75,6 +76,34 @@ M_MMAP_THRESHOLD, M_ARENA_MAX = -3, -8
 
 def _windows() -> bool:
     return SYSTEM == "win32"
+
+
+#: Files from which :func:`flush_to_disk` syncs the whole system instead of each file.
+SYNC_ALL_FROM = 16
+
+
+def flush_to_disk(paths: Sequence[Path]) -> None:
+    """Make the files at ``paths``, written without an fsync each, durable now, all at once.
+
+    POSIX: one ``sync()``, which writes every dirty page back in one pass (one journal commit)
+    where an fsync per file cost a commit each (8 ms apiece on a loaded disk: 150 s for the
+    19,000 sessions of a whole history). Windows has no ``sync()``: each file is flushed, which
+    is what the writes would have cost one by one; so are a few files anywhere (``sync()`` also
+    writes back every other program's dirty pages, a poor trade for one file). A file gone
+    meanwhile is skipped.
+    """
+    if len(paths) > SYNC_ALL_FROM and not _windows() and hasattr(_os, "sync"):
+        _os.sync()
+        return
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 # --------------------------------------------------------------------------- locks

@@ -191,3 +191,25 @@ def test_index_rss_inputs_are_valid_turns_files(tmp_path: Path) -> None:
     blocks = tmp_path / "blocks.funes.jsonl"
     index_rss.write_blocks(blocks, 2_000)
     assert len(read_turns_file(blocks).turns[0].blocks) == 1_001  # a turn keeps 1,000, plus the marker
+
+
+def test_first_runs_generated_history_is_the_same_every_time_and_converts(tmp_path: Path) -> None:
+    """``first_run.py --turns N``: the same bytes on every run (one seed), about N turns in sessions
+    of 10-11, as Claude Code transcripts funes' own converter reads."""
+    import first_run
+
+    one = first_run.build_generated_home(300, root=tmp_path / "a")
+    two = first_run.build_generated_home(300, root=tmp_path / "b")
+    files_one = sorted(p.relative_to(one) for p in one.rglob("*.jsonl"))
+    assert files_one == sorted(p.relative_to(two) for p in two.rglob("*.jsonl"))
+    assert all((one / f).read_bytes() == (two / f).read_bytes() for f in files_one)
+    lines = [line for f in files_one for line in (one / f).read_text().splitlines()]
+    assert len(lines) == 300 and 27 <= len(files_one) <= 30
+
+    from funes_claude.converter import ClaudeConverter
+
+    converter = ClaudeConverter()
+    refs = converter.discover(one)
+    assert len(refs) == len(files_one)
+    turns = [t for ref in refs for t in converter.convert(ref)]
+    assert len(turns) >= 300 and {b.block_type for t in turns for b in t.blocks} >= {"text", "tool_use"}

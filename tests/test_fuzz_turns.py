@@ -298,3 +298,41 @@ def test_index_never_crashes_agrees_with_check_and_loses_nothing(
         assert after == before  # a rejected file stores nothing
     else:
         assert str(path) in State.load(home.state_path).files
+
+
+@st.composite
+def turn_objects(draw: st.DrawFn) -> dict[str, Any]:
+    """One turn as a JSON object, valid or broken by one field (the ``set``/``drop``/``block`` cases)."""
+    turn = draw(valid_turns())[0]
+    how = draw(st.sampled_from(["none", "set", "drop", "block", "format"]))
+    if how == "set":
+        turn[draw(st.sampled_from(FIELDS))] = draw(JSON_VALUES)
+    elif how == "drop":
+        turn.pop(draw(st.sampled_from(sorted(turn))), None)
+    elif how == "block":
+        blocks = turn["blocks"] or [{"block_type": "text", "text": "x"}]
+        blocks[0][draw(st.sampled_from(BLOCK_FIELDS))] = draw(JSON_VALUES)
+        turn["blocks"] = blocks
+    elif how == "format":
+        turn["format"] = draw(st.sampled_from([1, 2, 1.0, 2.0, 3, True, "2"]))
+        if draw(st.booleans()):
+            turn["taint"] = draw(st.sampled_from(["internal", "external", "x", 1, None]))
+    return turn
+
+
+@given(obj=turn_objects())
+@_settings(examples=300)
+def test_compiled_check_refuses_what_jsonschema_refuses(obj: dict[str, Any]) -> None:
+    """The compiled schema (the fast accepting check) never accepts a turn that ``jsonschema``, whose
+    word is final, refuses: ``parse_line`` asks ``jsonschema`` only when the compiled check refuses."""
+    from fastjsonschema import JsonSchemaValueException
+
+    from funes_core.turns.format import _fast_check, _validator
+
+    refused_by_jsonschema = bool(list(_validator().iter_errors(obj)))
+    try:
+        _fast_check()(obj)
+        accepted_fast = True
+    except JsonSchemaValueException:
+        accepted_fast = False
+    assert not (accepted_fast and refused_by_jsonschema), obj

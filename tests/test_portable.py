@@ -381,3 +381,40 @@ def test_peak_memory_is_in_bytes_on_each_platform(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(portable, "SYSTEM", "win32")
     monkeypatch.setattr(psutil, "Process", Process)
     assert portable.peak_rss_bytes() == 123_456_789
+
+
+def test_writes_in_a_synced_once_block_are_flushed_together_at_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bulk writer's atomic writes skip their own fsync; the block ends by flushing them all."""
+    from funes_core import files
+
+    fsyncs: list[int] = []
+    flushed: list[list[Path]] = []
+    monkeypatch.setattr(files.os, "fsync", lambda fd: fsyncs.append(fd))
+    monkeypatch.setattr(portable, "flush_to_disk", lambda paths: flushed.append(list(paths)))
+    with files.synced_once():
+        for name in ("a", "b", "c"):
+            files.atomic_write_text(tmp_path / name, name)
+        assert fsyncs == [] and flushed == []
+    assert flushed == [[tmp_path / "a", tmp_path / "b", tmp_path / "c"]]
+    assert (tmp_path / "b").read_text() == "b"
+    files.atomic_write_text(tmp_path / "d", "d")  # outside the block: fsynced at once
+    assert len(fsyncs) == 1 and len(flushed) == 1
+
+
+@pytest.mark.parametrize(
+    ("system", "count", "syncs_all"), [("linux", 20, True), ("linux", 3, False), ("win32", 20, False)]
+)
+def test_flush_to_disk_syncs_the_system_for_many_files_on_posix_and_each_file_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, system: str, count: int, syncs_all: bool
+) -> None:
+    paths = [tmp_path / f"f{i}" for i in range(count)]
+    for path in paths:
+        path.write_text("x")
+    calls: list[str] = []
+    monkeypatch.setattr(portable, "SYSTEM", system)
+    monkeypatch.setattr(portable._os, "sync", lambda: calls.append("sync"), raising=False)
+    monkeypatch.setattr(portable.os, "fsync", lambda fd: calls.append("fsync"))
+    portable.flush_to_disk([*paths, tmp_path / "gone"])
+    assert calls == (["sync"] if syncs_all else ["fsync"] * count)

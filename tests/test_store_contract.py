@@ -193,6 +193,35 @@ def test_lance_a_primary_key_store_adds_through_merge_insert(tmp_path: Path) -> 
     assert sorted(store.all_ids()) == ["a", "b", "c"]
 
 
+def test_lance_a_writer_that_found_the_table_empty_deduplicates_from_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first index (one writer, an empty table) never reads the table to deduplicate: it knows
+    every id it wrote. A writer that opens a table with rows asks the table, and finds them."""
+    writer = LanceStore(tmp_path / "m", read_consistency_interval=None)
+    writer.stamp_model(STAMP)
+    reads: list[str | None] = []
+    real_query = LanceStore._query
+
+    def counting(self: LanceStore, where: str | None, columns: object) -> object:
+        reads.append(where)
+        return real_query(self, where, columns)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LanceStore, "_query", counting)
+    assert writer.add([make_row("a"), make_row("b")]) == 2
+    assert writer.add([make_row("b"), make_row("c")]) == 1
+    assert writer.existing_ids(["a", "c", "z"]) == {"a", "c"}
+    assert reads == []
+    assert sorted(writer.all_ids()) == ["a", "b", "c"]
+
+    later = LanceStore(tmp_path / "m", read_consistency_interval=None)
+    reads.clear()
+    assert later.existing_ids(["a", "z"]) == {"a"}
+    assert later.add([make_row("a"), make_row("d")]) == 1
+    assert reads, "a table that had rows is asked"
+    assert sorted(later.all_ids()) == ["a", "b", "c", "d"]
+
+
 def test_filters_sql_escapes_literals() -> None:
     from funes_core.store.base import Filters
 

@@ -78,11 +78,20 @@ __all__ = [
     "run_index",
 ]
 
-#: Rows per store commit while writing text. Big enough that a large spool is a few dozen
-#: commits (each one a Lance version), small enough that a crash loses little work.
-WRITE_BATCH_ROWS = 2000
+#: Rows per store commit while writing text. Big enough that a whole history is a few dozen
+#: commits (each one a Lance version and a fragment that ``optimize`` merges again; 300,000
+#: chunks were 150 commits at 2,000), small enough that a crash loses little work ...
+WRITE_BATCH_ROWS = 10_000
+#: ... or this many characters of text, whichever comes first: a batch of large blocks (a
+#: 100 MB transcript) then holds no more text than 2,000 rows of 4,000 characters did.
+WRITE_BATCH_CHARS = 8_000_000
 #: Files per store commit, so a spool of many tiny files is not one commit per file.
-WRITE_BATCH_FILES = 250
+WRITE_BATCH_FILES = 1_000
+#: ``state.json`` is rewritten after a commit only once this long has passed since it last was
+#: (and always at the end of a run). It is a crash's shortcut, not its safety: a file whose
+#: commit it does not record yet is read again by the next run, which stores nothing twice. At
+#: 19,000 files a rewrite after each of 100 commits was a 2 MB file written and fsynced 100 times.
+STATE_SAVE_SECONDS = 5.0
 #: Texts per embedding call (the model's batch); the budget is checked between calls.
 EMBED_BATCH = 64
 #: Vectors per store commit at least (~3 s of CPU embedding with the real model) ...
@@ -475,6 +484,7 @@ class _Batch:
     files: list[SourceFile] = field(default_factory=list)
     by_file: dict[str, tuple[SourceFile, list[Row]]] = field(default_factory=dict)
     rows: int = 0
+    chars: int = 0
     turns: set[tuple[str, str]] = field(default_factory=set)
     redactions: Counter[str] = field(default_factory=Counter)
     #: Chunk ids already in this batch (two files may hold the same turn).
@@ -483,6 +493,7 @@ class _Batch:
     def add(self, src: SourceFile, rows: list[Row]) -> None:
         self.by_file.setdefault(src.key, (src, []))[1].extend(rows)
         self.rows += len(rows)
+        self.chars += sum(len(r.text) for r in rows)
 
 
 class _FileChanged(Exception):
@@ -557,6 +568,7 @@ class Indexer:
         self._since_optimize = 0
         self._turns: set[tuple[str, str]] = set()
         self._last_flush = clock()
+        self._last_state_save = clock()
         #: Asked between embedding batches: true when new text waits (a producer marked a spool
         #: dirty), so the run stops embedding and stores that text first (see :func:`run_index`).
         self.interrupt: Callable[[], bool] = lambda: False
@@ -716,7 +728,9 @@ class Indexer:
             src.done = max(src.done, int(tier))
             if src.signed:
                 self.state.files[src.key] = FileState(src.sig, src.done, self.include_thinking)
-        self.state.save(self.home.state_path)  # strictly after the store commit
+        if self.clock() - self._last_state_save >= STATE_SAVE_SECONDS:
+            self.state.save(self.home.state_path)  # strictly after the store commit
+            self._last_state_save = self.clock()
         new_turns = batch.turns - self._turns
         self._turns |= new_turns
         self.report.chunks += added
@@ -750,7 +764,7 @@ class Indexer:
                 try:
                     for group in _slices(turns):
                         self._fill(batch, src, group, tier)
-                        if batch.rows >= self.write_batch_rows:
+                        if batch.rows >= self.write_batch_rows or batch.chars >= WRITE_BATCH_CHARS:
                             self._commit(batch, tier)
                             batch = _Batch()
                             if self._over_budget():

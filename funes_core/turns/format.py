@@ -205,6 +205,39 @@ def load_schema() -> dict[str, Any]:
     return schema
 
 
+#: The draft fastjsonschema compiles the schema as: it has every keyword the schema uses (``if``,
+#: ``const``, boolean schemas; ``$defs`` is reached by its JSON pointer), and it knows no 2020-12.
+_FAST_DRAFT = "http://json-schema.org/draft-07/schema#"
+
+
+@cache
+def _fast_check() -> Callable[[Any], Any]:
+    """The schema compiled to Python code (fastjsonschema): the accepting check of every line.
+
+    Why two validators: ``jsonschema`` walks the schema for each line (~0.2 ms a turn on a quiet
+    core, a third of a first index of 200,000 turns), fastjsonschema runs generated code about six
+    times faster. It only ever accepts: a line it refuses goes to ``jsonschema``, which words the
+    error and has the last word, so a difference between the two can refuse nothing valid, and
+    ``tests/test_turns_format.py`` checks that they refuse the same lines.
+    """
+    import fastjsonschema
+
+    schema = {**load_schema(), "$schema": _FAST_DRAFT}
+    check: Callable[[Any], Any] = fastjsonschema.compile(schema)
+    return check
+
+
+def _schema_errors(obj: dict[str, Any]) -> list[Any]:
+    """``jsonschema``'s errors for ``obj``, asked only when the compiled check refuses it."""
+    from fastjsonschema import JsonSchemaValueException
+
+    try:
+        _fast_check()(obj)
+    except JsonSchemaValueException:
+        return list(_validator().iter_errors(obj))
+    return []
+
+
 @cache
 def _validator() -> Any:
     import jsonschema
@@ -408,7 +441,7 @@ def parse_line(raw: str, *, path: str = "<input>", line: int = 0) -> Turn:
     if isinstance(blocks_in, list) and len(blocks_in) > MAX_BLOCKS:
         left_out = len(blocks_in) - MAX_BLOCKS
         obj["blocks"] = blocks_in[:MAX_BLOCKS]
-    errors = list(_validator().iter_errors(obj))
+    errors = _schema_errors(obj)
     if errors:
         # "then": {"taint": false} reports at the turn level with validator False on the taint path.
         errors.sort(key=lambda e: (len(list(e.absolute_path)) == 0, _error_rank(e)))

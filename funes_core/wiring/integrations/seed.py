@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from funes_core.files import synced_once
 from funes_core.host.api import Converter, InstallContext, IntegrationError, SessionRef
 from funes_core.host.manager import Integration
 from funes_core.wiring.integrations.common import InstallError, Orchestrator
@@ -111,33 +112,38 @@ def convert_changed(
     *,
     advance: Callable[[], None] = lambda: None,
 ) -> SeedResult:
-    """Convert into the spool every ref whose file changed since ``previous`` recorded it."""
+    """Convert into the spool every ref whose file changed since ``previous`` recorded it.
+
+    The spool files are written without an fsync each and made durable together before this
+    returns (:func:`funes_core.files.synced_once`): one per file was half of converting a history.
+    """
     result = SeedResult()
-    for ref in refs:
-        result.sessions += 1
-        key = f"{ref.path}::{ref.session_id}"
-        try:
-            info = ref.path.stat()
-            signature = f"{info.st_size}:{info.st_mtime_ns}"
-            if previous.get(key) == signature:
-                result.unchanged += 1
-            elif refused_before.get(key, "").startswith(signature + " "):
-                result.refused[key] = refused_before[key]
-            else:
-                writes = converter.write_spool(ref, ctx.funes_home)
-                fresh = sum(1 for w in writes if w.changed)
-                result.written += fresh
-                result.unchanged += 0 if fresh else 1
-            if key not in result.refused:
-                result.seeded[key] = signature
-        except IntegrationError as exc:
-            reason = " ".join(str(exc).split())
-            result.refused[key] = f"{signature} {reason}"
-            result.new_refusals.append(reason)
-        except Exception as exc:  # broad on purpose: one bad source must not stop the others
-            result.failed += 1
-            orch.ui.err(f"funes: {integ.id}: skipped {ref.path}: {type(exc).__name__}: {exc}")
-        advance()
+    with synced_once():
+        for ref in refs:
+            result.sessions += 1
+            key = f"{ref.path}::{ref.session_id}"
+            try:
+                info = ref.path.stat()
+                signature = f"{info.st_size}:{info.st_mtime_ns}"
+                if previous.get(key) == signature:
+                    result.unchanged += 1
+                elif refused_before.get(key, "").startswith(signature + " "):
+                    result.refused[key] = refused_before[key]
+                else:
+                    writes = converter.write_spool(ref, ctx.funes_home)
+                    fresh = sum(1 for w in writes if w.changed)
+                    result.written += fresh
+                    result.unchanged += 0 if fresh else 1
+                if key not in result.refused:
+                    result.seeded[key] = signature
+            except IntegrationError as exc:
+                reason = " ".join(str(exc).split())
+                result.refused[key] = f"{signature} {reason}"
+                result.new_refusals.append(reason)
+            except Exception as exc:  # broad on purpose: one bad source must not stop the others
+                result.failed += 1
+                orch.ui.err(f"funes: {integ.id}: skipped {ref.path}: {type(exc).__name__}: {exc}")
+            advance()
     return result
 
 
