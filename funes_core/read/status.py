@@ -84,6 +84,8 @@ class StatusReport:
     disk_bytes: int = 0
     #: the background embedding worker, for the default memory (``None``: it never ran)
     embedding: EmbeddingStatus | None = None
+    #: why a remote could not be read (unreachable, access denied, ...), when it could not
+    unavailable: str | None = None
 
     @property
     def model_matches(self) -> bool:
@@ -109,6 +111,7 @@ class StatusReport:
             else None,
             "last_indexed_age": age_words(self.last_indexed, now) if self.last_indexed else None,
             "disk_bytes": self.disk_bytes,
+            **({"unavailable": self.unavailable} if self.unavailable else {}),
         }
 
     def render(self, now: datetime | None = None) -> str:
@@ -117,7 +120,10 @@ class StatusReport:
         if not self.exists:
             from funes_core.store import NO_INDEX_MESSAGE
 
-            lines.append(NO_INDEX_MESSAGE if self.is_default else f"no index found at {self.memory}")
+            if self.unavailable:
+                lines.append(self.unavailable)
+            else:
+                lines.append(NO_INDEX_MESSAGE if self.is_default else f"no index found at {self.memory}")
             lines.extend(self._spool_lines())
             return "\n".join(lines) + "\n"
         if self.model is not None:
@@ -278,7 +284,9 @@ def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home |
         report.refused = [(path, item.error) for path, item in sorted(state.refused.items())]
     try:
         store = open_store(memory, home=home)
-    except NoIndexError:
+    except NoIndexError as exc:
+        if getattr(exc, "failure", None) is not None:  # a remote that is there but cannot be read
+            report.unavailable = str(exc)
         return report
     report.exists = True
     report.our_model = embedder_from_env(home).stamp.model

@@ -183,7 +183,8 @@ def _timedelta(seconds: float) -> Any:
 _OFFLINE = re.compile(
     r"NETWORK_CONNECTION|curlCode|Could not (?:connect|resolve)|timed? ?out|Timeout|"
     r"HTTP status 5\d\d|Connection refused|connection reset|dns error|error sending request|"
-    r"SERVICE_UNAVAILABLE|SLOW_DOWN|InternalError|RetryError|tcp connect",
+    r"SERVICE_UNAVAILABLE|SLOW_DOWN|InternalError|RetryError|tcp connect|send http|"
+    r"Failed to connect|Unexpected \(temporary\)",
     re.IGNORECASE,
 )
 _UNAUTHORIZED = re.compile(

@@ -9,6 +9,7 @@ another model. This package's ``__init__`` imports nothing heavy: lancedb loads 
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,10 +85,33 @@ class MemoryLocation:
 
     def exists(self) -> bool | None:
         """For a local folder, whether the table exists (cheap, no lancedb); ``None`` when unknown."""
-        return self.table_path.is_dir() if self.is_local else None
+        if not self.is_local:
+            return None
+        try:
+            return self.table_path.is_dir()
+        except (OSError, ValueError):  # a path the OS cannot take (a component too long, a NUL)
+            return False
 
     def __repr__(self) -> str:
         return f"MemoryLocation({self.uri!r})"
+
+
+#: A ``--memory`` value is at most this long: a name, or a folder's path (``PATH_MAX`` is 4,096).
+MAX_MEMORY_CHARS = 4096
+
+
+def _shown(label: str) -> str:
+    from funes_core.safetext import one_line, shorten
+
+    return shorten(one_line(label), 200)
+
+
+def _exists(raw: str) -> bool:
+    """Whether a path exists; a name the OS cannot take (too long, a NUL) does not."""
+    try:
+        return Path(raw).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def resolve_memory(
@@ -103,10 +127,20 @@ def resolve_memory(
     if raw is None or raw in ("", "local"):
         path = (home or Home.resolve()).memory_dir
         return MemoryLocation(str(path), str(path), is_default=True)
-    if "://" in raw:
+    from funes_core.safetext import one_line, shorten
+
+    shown = f"'{shorten(one_line(raw), 60)}'"  # the value is the caller's, maybe an agent's: escaped, cut
+    if len(raw) > MAX_MEMORY_CHARS:
         raise UnknownMemoryError(
-            raw, f"{raw}: name a remote instead of a URI (funes remote add NAME {raw}, then --memory NAME)"
+            raw[:60],
+            f"bad memory {shown}: at most {MAX_MEMORY_CHARS:,} characters (local, a remote or a folder)",
         )
+    if "://" in raw:
+        if re.fullmatch(r"[A-Za-z0-9+.\-]+://[\w.\-/]{0,200}", raw):
+            hint = f" (funes remote add NAME {raw}, then --memory NAME)"
+        else:
+            hint = ""
+        raise UnknownMemoryError(raw, f"{shown}: name a remote instead of a URI{hint}")
     if "/" not in raw and "\\" not in raw and not raw.startswith((".", "~")):
         from funes_core.share.remotes import load_remotes
 
@@ -119,10 +153,10 @@ def resolve_memory(
             from funes_core.share.mirror import mirror_dir
 
             return MemoryLocation(str(mirror_dir(home, raw)), remote.name, is_default=False, remote=remote)
-        if not Path(raw).exists():
+        if not _exists(raw):
             known = ", ".join(["local", *sorted(remotes)])
             raise UnknownMemoryError(
-                raw, f"unknown memory {raw!r}: use one of {known}, or a path to a memory folder"
+                raw, f"unknown memory {shown}: use one of {known}, or a path to a memory folder"
             )
     path = Path(raw).expanduser().absolute()
     if path.name == "chunks.lance":
@@ -155,7 +189,7 @@ def open_store(
     if location.remote is not None:
         return _open_remote(location, home=home or Home.resolve(), expect=expect)
     if not create and location.exists() is False:
-        message = NO_INDEX_MESSAGE if location.is_default else f"no index found at {location.label}"
+        message = NO_INDEX_MESSAGE if location.is_default else f"no index found at {_shown(location.label)}"
         raise NoIndexError(location.label, message)
     if create and location.is_local:
         if location.is_default:
@@ -173,7 +207,7 @@ def open_store(
         location.uri, label=location.label, read_consistency_interval=read_consistency_interval, denied=denied
     )
     if not create and not store.exists():
-        message = NO_INDEX_MESSAGE if location.is_default else f"no index found at {location.label}"
+        message = NO_INDEX_MESSAGE if location.is_default else f"no index found at {_shown(location.label)}"
         raise NoIndexError(location.label, message)
     if expect is not None:
         check_model(store, expect)
@@ -182,7 +216,7 @@ def open_store(
 
 def _open_remote(location: MemoryLocation, *, home: Home, expect: ModelStamp | None) -> LanceStore:
     """A remote for reading: its mirror brought up to date (or the folder itself), checked."""
-    from funes_core.share.mirror import Failure, RemoteError, sync_mirror
+    from funes_core.share.mirror import Failure, RemoteError, classify, sync_mirror
     from funes_core.store.lance import LanceStore, NotFunesMemoryError
 
     remote = location.remote
@@ -190,9 +224,21 @@ def _open_remote(location: MemoryLocation, *, home: Home, expect: ModelStamp | N
     taint = "external" if remote.taint == "external" else None
     if remote.scheme == "hf":
         # The Hugging Face Hub: read in place by LanceDB (no mirror; untested here, unreachable).
+        # It is reached now, so that an unreachable Hub is one line (not a Rust backtrace from the
+        # first query) and a verb that can go on without it (local,hf) does.
         from funes_core.share.mirror import lance_options
 
-        hub = LanceStore(remote.uri, label=remote.name, taint=taint, storage_options=lance_options(remote))
+        try:
+            hub = LanceStore(
+                remote.uri, label=remote.name, taint=taint, storage_options=lance_options(remote)
+            )
+            found = hub.exists()
+        except Exception as exc:  # lancedb raises ValueError/OSError/RuntimeError with Rust text
+            raise classify(remote.name, exc) from None
+        if not found:
+            raise RemoteError(
+                remote.name, Failure.NOT_FUNES, f"remote {remote.name}: {remote.uri} is not a funes memory"
+            )
         if expect is not None:
             check_model(hub, expect)
         return hub

@@ -24,16 +24,20 @@ def register(app: typer.Typer) -> None:
         memory: Annotated[
             str | None,
             typer.Option(
-                "--memory", "-m", help="Memory to report on: 'local' (default), or a memory folder."
+                "--memory",
+                "-m",
+                help="Memory to report on: 'local' (default), a remote's name, or a memory folder.",
             ),
         ] = None,
     ) -> None:
         from funes_core.home import HomeError
         from funes_core.read.status import collect_status
+        from funes_core.share.remotes import RemoteConfigError
+        from funes_core.store import UnknownMemoryError
 
         try:
             report = collect_status(memory)
-        except HomeError as exc:
+        except (HomeError, UnknownMemoryError, RemoteConfigError) as exc:
             typer.echo(f"funes: {exc}", err=True)
             raise typer.Exit(1) from None
         if as_json:
