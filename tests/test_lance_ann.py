@@ -15,6 +15,9 @@ from funes_core.store import lance
 from funes_core.store.base import Filters, Row
 from funes_core.store.lance import LanceStore
 
+# Builds IVF_PQ indexes over thousands of rows: the slowest file of the fast lane (173 s at load 10).
+pytestmark = pytest.mark.slow
+
 
 def _clustered(n: int, seed: int = 7) -> np.ndarray:
     """Unit vectors around 40 topics (real embeddings cluster; uniform noise would not)."""
