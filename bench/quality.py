@@ -110,7 +110,7 @@ MEMFAS_VENV = CACHE / "memfas-venv"
 _PIPELINE = (
     "ingest/chunking.py",
     "ingest/engine.py",
-    "ingest/redact.py",
+    "redact.py",
     "turns/format.py",
     "store/lance.py",
 )

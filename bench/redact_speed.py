@@ -1,6 +1,6 @@
 """Redaction benchmark: how long the index-time redactor takes per block of text.
 
-Every text block of every turn passes :func:`funes_core.ingest.redact.redact` before it is
+Every text block of every turn passes :func:`funes_core.redact.redact` before it is
 chunked, so its cost is paid once per block at index time. Two blocks of about 1,200 characters
 are timed, built from the corpora of ``tests/test_redact.py``: one of look-alikes only (nothing to
 replace, the common case) and one with a planted secret. The target is under 1,000 µs a block.
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from test_redact import LOOKALIKES, PLANTED  # noqa: E402
 
-from funes_core.ingest.redact import redact  # noqa: E402
+from funes_core.redact import redact  # noqa: E402
 
 #: The size of a block, in characters (about a paragraph of a turn).
 BLOCK = 1200

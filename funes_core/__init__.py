@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from funes_core.version import DISTRIBUTION, KIT_DISTRIBUTION, __version__
+
 if TYPE_CHECKING:
     from funes_core.files import (
         atomic_write_text,
@@ -174,15 +176,6 @@ _WHERE: dict[str, tuple[str, str]] = {
     "turns_to_jsonl": ("funes_core.turns.format", "turns_to_jsonl"),
     "write_turns_file": ("funes_core.turns.format", "write_turns_file"),
 }
-
-#: This distribution's version: the one place it is written (hatch reads it for the build; every
-#: plugin's ``funes-memory>=X,<Y`` range is checked against it when the plugin loads).
-__version__ = "0.1.0"
-
-#: The distribution that ships this package (what ``pip install`` takes).
-DISTRIBUTION = "funes-memory"
-#: The distribution of the plugin contract kit (``funes_contracts``).
-KIT_DISTRIBUTION = "funes-memory-contracts"
 
 __all__ = [
     "CONTRACT_VERSION",

@@ -26,7 +26,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -48,6 +48,7 @@ __all__ = [
     "atomic_write_text",
     "ensure_private_dir",
     "private_umask",
+    "resolve_funes_home",
     "secure_home",
     "secure_tree",
     "write_lock",
@@ -58,6 +59,22 @@ PRIVATE_DIR_MODE = 0o700
 DIRTY_NAME = ".dirty"
 FILE_MODE = 0o600
 STATE_VERSION = 1
+
+
+def resolve_funes_home(
+    environ: Mapping[str, str] | None = None, given: str | os.PathLike[str] | None = None
+) -> Path:
+    """``given`` (recorded at install), else ``$FUNES_HOME``, else ``~/.funes`` (``~`` from ``HOME``).
+
+    The one copy of this rule: ``Home.resolve``, ``InstallContext.from_environment`` and every
+    hook use it, so a hook and the ``funes`` it starts always agree on the memory.
+    """
+    env = os.environ if environ is None else environ
+    raw = os.fspath(given) if given else env.get("FUNES_HOME", "").strip()
+    if raw:
+        return Path(raw).expanduser().absolute()
+    home = env.get("HOME", "").strip()
+    return (Path(home) if home else Path.home()) / ".funes"
 
 
 class HomeError(RuntimeError):
@@ -73,8 +90,6 @@ class Home:
     @classmethod
     def resolve(cls, value: str | os.PathLike[str] | None = None) -> Home:
         """``value``, else ``$FUNES_HOME``, else ``~/.funes``."""
-        from funes_core.wiring.hookrt import resolve_funes_home
-
         try:
             return cls(resolve_funes_home(os.environ, value))
         except RuntimeError:
@@ -361,7 +376,7 @@ def _safe_error(message: str) -> str:
     """
     if not message:
         return message
-    from funes_core.ingest.redact import redact  # lazy: only a state with refusals pays for it
+    from funes_core.redact import redact  # lazy: only a state with refusals pays for it
     from funes_core.safetext import one_line, shorten
 
     return shorten(one_line(redact(message)[0]), _MAX_ERROR_CHARS)

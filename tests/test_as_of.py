@@ -20,7 +20,6 @@ from funes_core.read.common import VerbError, parse_as_of
 from funes_core.read.handle import Memory
 from funes_core.read.recall import Leg, RecallArgs
 from funes_core.read.recall import run as recall_run
-from funes_core.store.base import Row
 from funes_core.store.reference import MemoryStore
 from funes_core.turns.format import Block, Turn
 
@@ -84,7 +83,7 @@ def _memory(*turns: Turn) -> Memory:
         vectors = emb.embed_documents([c.text for c in chunks])
         store.add(
             [
-                Row.from_chunk(c, workdir="-w", repo="", source_path="x", vector=v)
+                c.to_row(workdir="-w", repo="", source_path="x", vector=v)
                 for c, v in zip(chunks, vectors, strict=True)
             ]
         )

@@ -219,7 +219,7 @@ def test_a_huge_block_is_capped_with_a_marker_and_keeps_head_and_tail() -> None:
 
 
 def test_a_secret_across_the_cap_boundary_is_redacted_before_the_cut() -> None:
-    from funes_core.ingest.redact import redact
+    from funes_core.redact import redact
 
     token = "ghp_" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
     text = "x " * 74_990 + "export GITHUB_TOKEN=" + token + "\n" + "y " * 200_000

@@ -230,9 +230,7 @@ def _store_old_rows(
     rows = []
     for t in turns:
         for c in chunk_turn(t)[0]:
-            rows.append(
-                Row.from_chunk(c, workdir=workdir, repo=repo, vector=embedder.embed_documents([c.text])[0])
-            )
+            rows.append(c.to_row(workdir=workdir, repo=repo, vector=embedder.embed_documents([c.text])[0]))
     store.add(rows)
     store.optimize()
 

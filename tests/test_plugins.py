@@ -400,7 +400,7 @@ def test_a_contract_this_funes_does_not_speak_is_refused_saying_what_to_upgrade(
 ) -> None:
     import funes_core
 
-    monkeypatch.setattr(funes_core, "__version__", "0.1.0")
+    monkeypatch.setattr(funes_core.version, "__version__", "0.1.0")
     pm, err = _register(classes)
     assert pm.integrations() == {}
     assert len(err.splitlines()) == 1

@@ -70,7 +70,7 @@ def rows_of(
             if vectors is not None and (c.seq, c.block_idx) in vectors:
                 raw = np.asarray(vectors[(c.seq, c.block_idx)], dtype=np.float32)
                 vec = raw / np.linalg.norm(raw)
-            out.append(Row.from_chunk(c, workdir=workdir, repo=repo, vector=vec))
+            out.append(c.to_row(workdir=workdir, repo=repo, vector=vec))
     return out
 
 

@@ -48,7 +48,7 @@ def rows_of(
     chunks, _ = chunk_turn(turn)
     vectors = embedder.embed_documents([c.text for c in chunks]) if embedder else [None] * len(chunks)
     return [
-        Row.from_chunk(c, workdir=workdir, repo=repo, source_path="x", vector=v)
+        c.to_row(workdir=workdir, repo=repo, source_path="x", vector=v)
         for c, v in zip(chunks, vectors, strict=True)
     ]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_core.ingest.redact import KINDS, redact
+from funes_core.redact import KINDS, redact
 
 # Secret values are generated here from a fixed seed, never written out literally: literal
 # real-looking keys in the repository would trip push protection and secret scanners.

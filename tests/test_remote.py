@@ -24,6 +24,7 @@ from funes_core.faces.cli.app import make_app
 from funes_core.home import Home
 from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import HashEmbedder
+from funes_core.share.memory import open_memory
 from funes_core.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -228,7 +229,7 @@ def test_push_is_idempotent_and_the_remote_reads_like_local(home: Home, bucket: 
     code, out, _ = cli("push", "team")
     assert code == 0 and f"published 0 chunk(s), {n} already there" in out
     # The bucket holds a Lance dataset whose ids are exactly the local ones (no duplicates).
-    remote = open_store("team", home=home)
+    remote = open_memory("team", home=home)
     ids = [r.id for r in remote.scan()]
     assert sorted(ids) == sorted(local_ids(home))
     code, local_text, _ = cli("recall", "sqlite wal checkpoint", "-k", "3", "--memory", "local")

@@ -25,6 +25,7 @@ from funes_core.home import Home, RefusedFile, State
 from funes_core.ingest.chunking import chunk_id, split_text
 from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import HashEmbedder
+from funes_core.share.memory import open_memory
 from funes_core.store import open_store
 from funes_core.store.base import Row
 from funes_core.store.lance import LanceStore
@@ -94,7 +95,7 @@ def add_remote(bucket: Bucket, name: str = "team", prefix: str = "mem") -> None:
 
 
 def remote_rows(home: Home, name: str = "team") -> list[tuple[str, str]]:
-    return sorted((r.id, r.text) for r in open_store(name, home=home).scan())
+    return sorted((r.id, r.text) for r in open_memory(name, home=home).scan())
 
 
 def words(n: int, seed: str) -> list[str]:
@@ -166,7 +167,7 @@ def test_kill_9_then_resume_equals_a_clean_push(home: Home, bucket: Bucket, afte
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     assert proc.returncode == -signal.SIGKILL, "the push finished before it could be killed"
-    partial = len(open_store("team", home=home).scan()) if _manifests(bucket, "killed") else 0
+    partial = len(open_memory("team", home=home).scan()) if _manifests(bucket, "killed") else 0
     assert partial < 240
     code, _, err = cli("push", "team", "--batch", "8")
     assert code == 0, err
@@ -211,7 +212,7 @@ def test_kill_9_in_index_upkeep_then_resume_equals_a_clean_push(
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
     assert len(remote_rows(home, "team")) == 240  # the upload had finished
-    killed = open_store("team", home=home)
+    killed = open_memory("team", home=home)
     assert isinstance(killed, LanceStore)
     assert killed.index_backlog().rows == (240 if point == "start" else 0)  # killed where meant
     code, _, err = cli("push", "team", "--batch", "40", "--reindex")
@@ -221,7 +222,7 @@ def test_kill_9_in_index_upkeep_then_resume_equals_a_clean_push(
     resumed = remote_rows(home, "team")
     assert resumed == remote_rows(home, "clean")
     assert len(resumed) == len({i for i, _t in resumed}) == 240
-    store = open_store("team", home=home)
+    store = open_memory("team", home=home)
     assert isinstance(store, LanceStore) and store.index_backlog().rows == 0
     hits = [h.row.text for h in store.text_search("session 17 note 4", 3)]
     assert "session 17 note 4: the parser keeps flushing buffers at offset 28" in hits
@@ -255,7 +256,7 @@ def test_two_machines_pushing_at_once_lose_nothing(home: Home, bucket: Bucket, t
     # started last began after both uploads, so every row is inside the indexes.
     for _out, err in results:
         assert "into its indexes" in err.decode(), err.decode()
-    store = open_store("team", home=home)
+    store = open_memory("team", home=home)
     assert isinstance(store, LanceStore) and store.index_backlog().rows == 0
 
 
@@ -351,7 +352,7 @@ def test_purge_session_leaves_no_copy_here_or_in_the_bucket(
     assert code == 0, err
     assert bucket_scan(bucket, [MARK]) == {}
     assert [r for r in before_public if r[0] in {i for i, _ in remote_rows(home)}] == remote_rows(home)
-    assert {r.session_id for r in open_store("team", home=home).scan()} == {"public-1"}
+    assert {r.session_id for r in open_memory("team", home=home).scan()} == {"public-1"}
     assert attacker_scan(home.root, [MARK]) == {}
 
 

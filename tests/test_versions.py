@@ -55,7 +55,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "site"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
-    monkeypatch.setattr(funes_core, "__version__", "0.1.0")
+    monkeypatch.setattr(funes_core.version, "__version__", "0.1.0")
     return folder
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shlex
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -32,9 +31,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from funes_core.files import missing_dirs
+from funes_core.home import resolve_funes_home
 from funes_core.turns.format import Turn, turns_to_jsonl, write_turns_file
 from funes_core.wiring.agent import CONTRACT_VERSION, SUPPORTED_CONTRACTS, Agent, Capabilities
-from funes_core.wiring.hookrt import resolve_funes_home, spawn_detached
+from funes_core.wiring.hookrt import installed_funes_command, spawn_detached
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -142,22 +142,6 @@ class Status:
     detail: str = ""
 
 
-def _default_funes_command(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The command an agent should run to reach *this* funes, as an argv list.
-
-    ``FUNES_BIN`` wins (the user's pin). Otherwise the ``funes`` script installed next to the
-    running interpreter, recorded by absolute path so the agent finds it without our PATH;
-    failing that, ``python -m funes_core`` with the same interpreter.
-    """
-    pinned = environ.get("FUNES_BIN", "").strip()
-    if pinned:
-        return tuple(shlex.split(pinned))
-    script = Path(sys.executable).parent / ("funes.exe" if os.name == "nt" else "funes")
-    if script.is_file():
-        return (str(script),)
-    return (sys.executable, "-m", "funes_core")
-
-
 @dataclass(frozen=True, slots=True)
 class InstallContext:
     """Everything an installer or registrar needs to know about *this* installation.
@@ -193,7 +177,7 @@ class InstallContext:
         return cls(
             home=home.expanduser().absolute(),
             funes_home=funes_home.expanduser().absolute(),
-            funes_command=_default_funes_command(env),
+            funes_command=installed_funes_command(env),
             memory=memory,
         )
 

@@ -97,7 +97,7 @@ class ContractError(PluginError):
 
 def contract_refusal(where: str, version: object) -> str:
     """The line refusing a class of contract ``version``: its contract, the core's, what to upgrade."""
-    from funes_core import DISTRIBUTION, __version__
+    from funes_core.version import DISTRIBUTION, __version__
 
     speaks = " or ".join(str(v) for v in sorted(SUPPORTED_CONTRACTS, reverse=True))
     if not isinstance(version, int) or isinstance(version, bool):
@@ -511,10 +511,10 @@ class FunesPluginManager:
         """Register funes' own models plugin (idempotent): models go through the same manager as plugins."""
         if BUILTIN_MODELS in self._infos:
             return
-        from funes_core import __version__
         from funes_core.models import builtin
+        from funes_core.version import DISTRIBUTION, __version__
 
-        self.register(builtin, BUILTIN_MODELS, dist="funes-memory", version=__version__)
+        self.register(builtin, BUILTIN_MODELS, dist=DISTRIBUTION, version=__version__)
 
     def model_classes(self, kind: str) -> list[tuple[type[Any], PluginInfo]]:
         """Validated embedder (``kind="embedder"``) or reranker classes, with the plugin of each.

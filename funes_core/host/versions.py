@@ -38,9 +38,9 @@ WRONG_NAMES: frozenset[str] = frozenset({"funes", "funes-core"})
 
 
 def _core() -> tuple[str, str]:
-    import funes_core
+    from funes_core.version import DISTRIBUTION, __version__
 
-    return funes_core.DISTRIBUTION, funes_core.__version__
+    return DISTRIBUTION, __version__
 
 
 def compatible_range(version: str) -> str:

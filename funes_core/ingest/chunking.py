@@ -14,9 +14,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 from funes_core.safetext import one_line
 from funes_core.turns.format import Block, Turn
+
+if TYPE_CHECKING:
+    from funes_core.models.vectors import Vector
+    from funes_core.store.base import Row
 
 __all__ = [
     "MAX_BLOCK_CHARS",
@@ -183,6 +188,39 @@ class Chunk:
     @property
     def tier(self) -> Tier:
         return tier_of(self.block_type)
+
+    def to_row(
+        self,
+        *,
+        workdir: str = "",
+        repo: str = "",
+        source_path: str = "",
+        vector: Vector | None = None,
+    ) -> Row:
+        """The row that stores this chunk, with the facets only the indexer knows."""
+        # Lazy: the store pulls in numpy, and the CLI's read verbs import this module at start.
+        from funes_core.store.base import Row
+
+        return Row(
+            id=self.id,
+            text=self.text,
+            session_id=self.session_id,
+            turn_uuid=self.turn_uuid,
+            seq=self.seq,
+            ts=self.ts,
+            role=self.role,
+            harness=self.harness,
+            block_type=self.block_type,
+            block_idx=self.block_idx,
+            split_idx=self.split_idx,
+            workdir=workdir,
+            repo=repo,
+            parent_uuid=self.parent_uuid,
+            tool_name=self.tool_name,
+            source_path=source_path,
+            taint=self.taint,
+            vector=vector,
+        )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TextIO
 
-from funes_core import __version__, portable
+from funes_core import portable
 from funes_core.home import FileState, Home, LockBusyError, RefusedFile, State, write_lock
 from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_id, chunk_turn, render_block, tier_of
 from funes_core.ingest.facets import RepoResolver, workdir_of
@@ -55,6 +55,7 @@ from funes_core.turns.format import (
     iter_turns,
     read_turns_file,
 )
+from funes_core.version import __version__
 
 if TYPE_CHECKING:
     from funes_core.ingest.worker import WorkerStart
@@ -466,10 +467,10 @@ def load_redactor(warn: Callable[[str], None] | None = None) -> Redactor | None:
     try:
         return default_redactor()
     except ModuleNotFoundError as exc:
-        if exc.name != "funes_core.ingest.redact":
+        if exc.name != "funes_core.redact":
             raise
         if warn is not None:
-            warn("note: secret redaction disabled — funes_core.ingest.redact is not available in this build")
+            warn("note: secret redaction disabled — funes_core.redact is not available in this build")
         return None
 
 
@@ -633,7 +634,7 @@ class Indexer:
             self.state.files.pop(src.key, None)
 
     def _refuse_rows(self, src: SourceFile, exc: Exception) -> None:
-        from funes_core.ingest.redact import redact
+        from funes_core.redact import redact
 
         reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)[0]
         self._refuse(src, 0, f"{src.path}: the memory refused its rows: {shorten(one_line(reason), 200)}")
@@ -659,8 +660,7 @@ class Indexer:
     def _rows_for(self, src: SourceFile, chunks: Sequence[Chunk]) -> list[Row]:
         path = str(src.path)
         return [
-            Row.from_chunk(c, workdir=workdir_of(c.cwd), repo=self.repo_of(c.cwd), source_path=path)
-            for c in chunks
+            c.to_row(workdir=workdir_of(c.cwd), repo=self.repo_of(c.cwd), source_path=path) for c in chunks
         ]
 
     def _fill(self, batch: _Batch, src: SourceFile, turns: Sequence[Turn], tier: Tier) -> None:

@@ -33,7 +33,7 @@ TURNS_SUFFIX = ".funes.jsonl"
 
 def default_redactor() -> Redactor:
     """The redactor used at index time (imported lazily: only indexing pays for detect-secrets)."""
-    from funes_core.ingest.redact import redact
+    from funes_core.redact import redact
 
     return redact
 

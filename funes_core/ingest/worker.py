@@ -239,9 +239,9 @@ class WorkerStart:
 
 def _funes_command(env: Mapping[str, str]) -> list[str]:
     """How to run this funes (``FUNES_BIN`` first), as an agent's hook would."""
-    from funes_core.host.api import InstallContext
+    from funes_core.wiring.hookrt import installed_funes_command
 
-    return list(InstallContext.from_environment(environ=env).funes_command)
+    return list(installed_funes_command(env))
 
 
 def _spawn_funes(

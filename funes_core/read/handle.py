@@ -12,7 +12,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from funes_core.home import Home, HomeError
-from funes_core.store import NoIndexError, open_store, resolve_memory
+from funes_core.share.memory import MemoryLocation, open_memory, resolve_memory
+from funes_core.store import NoIndexError
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -62,6 +63,7 @@ class Memory:
         self.spec = spec
         self.home = home
         location = resolve_memory(spec, home=home)
+        self.location: MemoryLocation | None = location
         self.label = location.label
         self.is_default = location.is_default
         self.remote = location.remote
@@ -90,6 +92,7 @@ class Memory:
         memory.label = label or store.label
         memory.is_default = False
         memory.remote = None
+        memory.location = None
         memory._store = store
         memory._embedder = embedder
         memory._synced = 0.0
@@ -118,7 +121,7 @@ class Memory:
             from funes_core.store import check_model
 
             try:
-                store = open_store(self.spec, home=self.home)
+                store = open_memory(self.location or self.spec, home=self.home)
             except NoIndexError as exc:
                 raise MemoryUnavailableError(str(exc), label=self.label, failure=_failure(exc)) from None
             if self._embedder is None:

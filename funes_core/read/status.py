@@ -269,7 +269,8 @@ def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home |
     """Gather the status of a memory (default: ``$FUNES_HOME/memory``) without ever writing anything."""
     from funes_core.ingest.engine import iter_spool_files
     from funes_core.models.embed import embedder_from_env
-    from funes_core.store import NoIndexError, open_store, resolve_memory
+    from funes_core.share.memory import open_memory, resolve_memory
+    from funes_core.store import NoIndexError
 
     home = home or Home.resolve()
     location = resolve_memory(memory, home=home)
@@ -283,7 +284,7 @@ def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home |
             )
         report.refused = [(path, item.error) for path, item in sorted(state.refused.items())]
     try:
-        store = open_store(memory, home=home)
+        store = open_memory(location, home=home)
     except NoIndexError as exc:
         if getattr(exc, "failure", None) is not None:  # a remote that is there but cannot be read
             report.unavailable = str(exc)

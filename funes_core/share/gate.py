@@ -4,7 +4,7 @@ Blocks were redacted when they were indexed, but by the rules of that day; rules
 pushed block cannot be taken back from every machine that pulled it. So every block is scanned
 again right before it is published, by
 
-1. funes' own redaction rules (:func:`funes_core.ingest.redact.redact`, today's version), and
+1. funes' own redaction rules (:func:`funes_core.redact.redact`, today's version), and
 2. detect-secrets, a well-kept scanner with its own detectors: every plugin except the
    high-entropy ones and the public-IP one (they flag git SHAs, digests, UUIDs and addresses in
    ordinary coding history, which would hold back most of it).
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from funes_core.ingest.redact import redact
+from funes_core.redact import redact
 
 __all__ = ["EXCLUDED_DETECTORS", "GateReport", "Verdict", "scan_block", "scan_blocks"]
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from funes_core.ingest.chunking import chunk_id, split_text, stitch
-from funes_core.ingest.redact import redact
+from funes_core.redact import redact
 
 if TYPE_CHECKING:
     from funes_core.home import Home

@@ -1,15 +1,15 @@
 """Chunk stores: the :class:`Store` protocol, the LanceDB store (default) and the in-memory reference.
 
-Open the memory with :func:`open_store`; it resolves ``--memory`` values, refuses a memory that
-does not exist (with the message users see) and, given the embedder's stamp, one built with
-another model. This package's ``__init__`` imports nothing heavy: lancedb loads only when a
+Open a memory on this machine with :func:`open_store`; it refuses a memory that does not exist
+(with the message users see) and, given the embedder's stamp, one built with another model. A
+``--memory`` value that may name a remote is resolved in :mod:`funes_core.share.memory`. This
+package's ``__init__`` imports nothing heavy: lancedb loads only when a
 :class:`~funes_core.store.lance.LanceStore` is actually constructed.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,25 +19,22 @@ from funes_core.models.vectors import ModelMismatchError, ModelStamp, Vector
 from funes_core.store.base import Filters, Hit, Row, Store, StoreStats
 
 if TYPE_CHECKING:
-    from funes_core.share.remotes import Remote
     from funes_core.store.lance import LanceStore
 
 __all__ = [
     "NO_INDEX_MESSAGE",
     "Filters",
     "Hit",
-    "MemoryLocation",
     "ModelMismatchError",
     "ModelStamp",
     "NoIndexError",
     "Row",
     "Store",
     "StoreStats",
-    "UnknownMemoryError",
     "Vector",
     "check_model",
+    "default_memory_dir",
     "open_store",
-    "resolve_memory",
 ]
 
 NO_INDEX_MESSAGE = (
@@ -57,118 +54,31 @@ class NoIndexError(FileNotFoundError):
         return str(self.args[0])
 
 
-class UnknownMemoryError(NoIndexError):
-    """A ``--memory`` value that names nothing funes may read (an unknown remote, a raw URI)."""
-
-
-class MemoryLocation:
-    """Where a memory lives: a local folder (holding ``chunks.lance``), or a configured remote.
-
-    A remote on object storage is read through its local mirror (``uri`` is the mirror's folder,
-    filled by :func:`funes_core.share.mirror.sync_mirror` when the store is opened); a folder
-    remote is read in place.
-    """
-
-    def __init__(self, uri: str, label: str, *, is_default: bool, remote: Remote | None = None) -> None:
-        self.uri = uri
-        self.label = label
-        self.is_default = is_default
-        self.remote = remote
-
-    @property
-    def is_local(self) -> bool:
-        return "://" not in self.uri
-
-    @property
-    def table_path(self) -> Path:
-        return Path(self.uri) / "chunks.lance"
-
-    def exists(self) -> bool | None:
-        """For a local folder, whether the table exists (cheap, no lancedb); ``None`` when unknown."""
-        if not self.is_local:
-            return None
-        try:
-            return self.table_path.is_dir()
-        except (OSError, ValueError):  # a path the OS cannot take (a component too long, a NUL)
-            return False
-
-    def __repr__(self) -> str:
-        return f"MemoryLocation({self.uri!r})"
-
-
-#: A ``--memory`` value is at most this long: a name, or a folder's path (``PATH_MAX`` is 4,096).
-MAX_MEMORY_CHARS = 4096
-
-
-def _shown(label: str) -> str:
-    from funes_core.safetext import one_line, shorten
-
-    return shorten(one_line(label), 200)
-
-
-def _exists(raw: str) -> bool:
-    """Whether a path exists; a name the OS cannot take (too long, a NUL) does not."""
-    try:
-        return Path(raw).exists()
-    except (OSError, ValueError):
-        return False
-
-
-def resolve_memory(
-    memory: str | os.PathLike[str] | None = None, *, home: Home | None = None
-) -> MemoryLocation:
-    """Resolve one ``--memory`` value: ``None``/``local`` is ``$FUNES_HOME/memory``; a configured
-    remote's name is that remote; else a path (the memory folder or its ``chunks.lance``).
-
-    A raw object-store URI is refused: remotes are named once with ``funes remote add`` (with
-    their options), and an agent may only name what the user configured.
-    """
-    raw = os.fspath(memory) if memory is not None else None
-    if raw is None or raw in ("", "local"):
-        path = (home or Home.resolve()).memory_dir
-        return MemoryLocation(str(path), str(path), is_default=True)
-    from funes_core.safetext import one_line, shorten
-
-    shown = f"'{shorten(one_line(raw), 60)}'"  # the value is the caller's, maybe an agent's: escaped, cut
-    if len(raw) > MAX_MEMORY_CHARS:
-        raise UnknownMemoryError(
-            raw[:60],
-            f"bad memory {shown}: at most {MAX_MEMORY_CHARS:,} characters (local, a remote or a folder)",
-        )
-    if "://" in raw:
-        if re.fullmatch(r"[A-Za-z0-9+.\-]+://[\w.\-/]{0,200}", raw):
-            hint = f" (funes remote add NAME {raw}, then --memory NAME)"
-        else:
-            hint = ""
-        raise UnknownMemoryError(raw, f"{shown}: name a remote instead of a URI{hint}")
-    if "/" not in raw and "\\" not in raw and not raw.startswith((".", "~")):
-        from funes_core.share.remotes import load_remotes
-
-        home = home or Home.resolve()
-        remotes = load_remotes(home)
-        if raw in remotes:
-            remote = remotes[raw]
-            if remote.is_folder:
-                return MemoryLocation(str(remote.folder), remote.name, is_default=False, remote=remote)
-            from funes_core.share.mirror import mirror_dir
-
-            return MemoryLocation(str(mirror_dir(home, raw)), remote.name, is_default=False, remote=remote)
-        if not _exists(raw):
-            known = ", ".join(["local", *sorted(remotes)])
-            raise UnknownMemoryError(
-                raw, f"unknown memory {shown}: use one of {known}, or a path to a memory folder"
-            )
-    path = Path(raw).expanduser().absolute()
-    if path.name == "chunks.lance":
-        path = path.parent
-    return MemoryLocation(str(path), str(path), is_default=False)
-
-
 def check_model(store: Store, expected: ModelStamp) -> None:
     """Raise :class:`ModelMismatchError` if the store was built with another model than ``expected``."""
     stored = store.model_stamp()
     if stored is not None and stored != expected:
         raise ModelMismatchError(store.label, stored, expected)
+
+
+def _shown(label: str) -> str:
+    """A memory's label as a message may quote it: one line, cut (it may be an agent's value)."""
+    from funes_core.safetext import one_line, shorten
+
+    return shorten(one_line(label), 200)
+
+
+def _has_table(folder: Path) -> bool:
+    """Whether ``folder`` holds a table; a path the OS cannot take (too long, a NUL) does not."""
+    try:
+        return (folder / "chunks.lance").is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def default_memory_dir(home: Home | None = None) -> Path:
+    """Where the local memory lives: ``$FUNES_HOME/memory``."""
+    return (home or Home.resolve()).memory_dir
 
 
 def open_store(
@@ -179,86 +89,45 @@ def open_store(
     expect: ModelStamp | None = None,
     read_consistency_interval: timedelta | None = timedelta(0),
 ) -> LanceStore:
-    """Open the memory for reading (default) or, with ``create=True``, for the one writer.
+    """Open a memory on this machine for reading (default) or, with ``create=True``, for the one writer.
+
+    ``memory`` is ``None`` (or ``local``) for ``$FUNES_HOME/memory``, else a memory folder or its
+    ``chunks.lance``. A remote's *name* is resolved one floor up, by
+    :func:`funes_core.share.memory.open_memory`, which comes back here for what is local.
 
     Readers get ``NoIndexError`` when there is no memory (the default one says how to build it)
     and, when ``expect`` is given, ``ModelMismatchError`` for a memory built with another model.
     Readers see a concurrent writer's commits on every call (``read_consistency_interval=0``).
     """
-    location = resolve_memory(memory, home=home)
-    if location.remote is not None:
-        return _open_remote(location, home=home or Home.resolve(), expect=expect)
-    if not create and location.exists() is False:
-        message = NO_INDEX_MESSAGE if location.is_default else f"no index found at {_shown(location.label)}"
-        raise NoIndexError(location.label, message)
-    if create and location.is_local:
-        if location.is_default:
+    raw = os.fspath(memory) if memory is not None else None
+    is_default = raw is None or raw in ("", "local")
+    if is_default:
+        folder = default_memory_dir(home)
+    else:
+        assert raw is not None
+        folder = Path(raw).expanduser().absolute()
+        if folder.name == "chunks.lance":
+            folder = folder.parent
+    label = str(folder)
+    if not create and not _has_table(folder):
+        raise NoIndexError(label, NO_INDEX_MESSAGE if is_default else f"no index found at {_shown(label)}")
+    if create:
+        if is_default:
             (home or Home.resolve()).ensure()
-        ensure_private_dir(Path(location.uri))
+        ensure_private_dir(folder)
     from funes_core.store.lance import LanceStore
 
     denied = None
-    if create and location.is_default:
+    if create and is_default:
         # Purged sessions and chunks must not come back when a transcript is converted again.
         from funes_core.store.purgelog import denied as purged
 
         denied = purged(home or Home.resolve()) or None
     store = LanceStore(
-        location.uri, label=location.label, read_consistency_interval=read_consistency_interval, denied=denied
+        str(folder), label=label, read_consistency_interval=read_consistency_interval, denied=denied
     )
     if not create and not store.exists():
-        message = NO_INDEX_MESSAGE if location.is_default else f"no index found at {_shown(location.label)}"
-        raise NoIndexError(location.label, message)
-    if expect is not None:
-        check_model(store, expect)
-    return store
-
-
-def _open_remote(location: MemoryLocation, *, home: Home, expect: ModelStamp | None) -> LanceStore:
-    """A remote for reading: its mirror brought up to date (or the folder itself), checked."""
-    from funes_core.share.mirror import Failure, RemoteError, classify, sync_mirror
-    from funes_core.store.lance import LanceStore, NotFunesMemoryError
-
-    remote = location.remote
-    assert remote is not None
-    taint = "external" if remote.taint == "external" else None
-    if remote.scheme == "hf":
-        # The Hugging Face Hub: read in place by LanceDB (no mirror; untested here, unreachable).
-        # It is reached now, so that an unreachable Hub is one line (not a Rust backtrace from the
-        # first query) and a verb that can go on without it (local,hf) does.
-        from funes_core.share.mirror import lance_options
-
-        try:
-            hub = LanceStore(
-                remote.uri, label=remote.name, taint=taint, storage_options=lance_options(remote)
-            )
-            found = hub.exists()
-        except Exception as exc:  # lancedb raises ValueError/OSError/RuntimeError with Rust text
-            raise classify(remote.name, exc) from None
-        if not found:
-            raise RemoteError(
-                remote.name, Failure.NOT_FUNES, f"remote {remote.name}: {remote.uri} is not a funes memory"
-            )
-        if expect is not None:
-            check_model(hub, expect)
-        return hub
-    if not remote.is_folder:
-        sync_mirror(remote, home)
-    elif not location.table_path.is_dir():
-        raise RemoteError(
-            remote.name, Failure.MISSING, f"remote {remote.name}: no memory at {remote.uri} yet"
-        )
-    store = LanceStore(location.uri, label=remote.name, taint=taint)
-    if not store.exists():
-        raise RemoteError(
-            remote.name, Failure.NOT_FUNES, f"remote {remote.name}: {remote.uri} is not a funes memory"
-        )
-    try:
-        store.check_funes_schema()
-    except NotFunesMemoryError:
-        raise RemoteError(
-            remote.name, Failure.NOT_FUNES, f"remote {remote.name}: {remote.uri} is not a funes memory"
-        ) from None
+        raise NoIndexError(label, NO_INDEX_MESSAGE if is_default else f"no index found at {_shown(label)}")
     if expect is not None:
         check_model(store, expect)
     return store

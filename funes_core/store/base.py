@@ -19,12 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from funes_core.models.vectors import ModelStamp, Vector
-
-if TYPE_CHECKING:
-    from funes_core.ingest.chunking import Chunk
 
 __all__ = [
     "RANK_FIELDS",
@@ -64,38 +61,6 @@ class Row:
 
     def with_vector(self, vector: Vector | None) -> Row:
         return replace(self, vector=vector)
-
-    @classmethod
-    def from_chunk(
-        cls,
-        chunk: Chunk,
-        *,
-        workdir: str = "",
-        repo: str = "",
-        source_path: str = "",
-        vector: Vector | None = None,
-    ) -> Row:
-        """The row that stores ``chunk``, with the facets only the indexer knows."""
-        return cls(
-            id=chunk.id,
-            text=chunk.text,
-            session_id=chunk.session_id,
-            turn_uuid=chunk.turn_uuid,
-            seq=chunk.seq,
-            ts=chunk.ts,
-            role=chunk.role,
-            harness=chunk.harness,
-            block_type=chunk.block_type,
-            block_idx=chunk.block_idx,
-            split_idx=chunk.split_idx,
-            workdir=workdir,
-            repo=repo,
-            parent_uuid=chunk.parent_uuid,
-            tool_name=chunk.tool_name,
-            source_path=source_path,
-            taint=chunk.taint,
-            vector=vector,
-        )
 
 
 #: The fields of a row that recall's ranking reads: fusion keys by ``id``, date windows and

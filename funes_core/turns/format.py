@@ -304,7 +304,7 @@ def quote_value(value: Any) -> str:
     """
     text = repr(value) if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     text = _clean_surrogates(text)
-    from funes_core.ingest.redact import redact  # lazy: only a refusal pays for detect-secrets
+    from funes_core.redact import redact  # lazy: only a refusal pays for detect-secrets
 
     return shorten(one_line(redact(text)[0]), _QUOTE_CHARS)
 

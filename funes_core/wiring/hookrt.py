@@ -43,15 +43,16 @@ from pathlib import Path
 from typing import IO
 
 from funes_core import portable
+from funes_core.home import resolve_funes_home
 from funes_core.wiring.overrides import drift_from_record
 
 __all__ = [
     "LOG_LIMIT",
     "HookRun",
     "Sources",
+    "installed_funes_command",
     "main",
     "resolve_funes_command",
-    "resolve_funes_home",
     "rotating_log",
     "spawn_detached",
     "worker_argv",
@@ -61,22 +62,6 @@ __all__ = [
 LOG_LIMIT = 1 << 20
 
 
-def resolve_funes_home(
-    environ: Mapping[str, str] | None = None, given: str | os.PathLike[str] | None = None
-) -> Path:
-    """``given`` (recorded at install), else ``$FUNES_HOME``, else ``~/.funes`` (``~`` from ``HOME``).
-
-    The one copy of this rule: ``Home.resolve``, ``InstallContext.from_environment`` and every
-    hook use it, so a hook and the ``funes`` it starts always agree on the memory.
-    """
-    env = os.environ if environ is None else environ
-    raw = os.fspath(given) if given else env.get("FUNES_HOME", "").strip()
-    if raw:
-        return Path(raw).expanduser().absolute()
-    home = env.get("HOME", "").strip()
-    return (Path(home) if home else Path.home()) / ".funes"
-
-
 def resolve_funes_command(environ: Mapping[str, str] | None = None, given: Sequence[str] = ()) -> list[str]:
     """``given`` (recorded after ``--``), else ``$FUNES_BIN`` split like a shell, else ``funes``."""
     if given:
@@ -84,6 +69,22 @@ def resolve_funes_command(environ: Mapping[str, str] | None = None, given: Seque
     env = os.environ if environ is None else environ
     pinned = env.get("FUNES_BIN", "").strip()
     return shlex.split(pinned) if pinned else ["funes"]
+
+
+def installed_funes_command(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The command an agent should run to reach *this* funes, as an argv list.
+
+    ``FUNES_BIN`` wins (the user's pin). Otherwise the ``funes`` script installed next to the
+    running interpreter, recorded by absolute path so the agent finds it without our PATH;
+    failing that, ``python -m funes_core`` with the same interpreter.
+    """
+    pinned = environ.get("FUNES_BIN", "").strip()
+    if pinned:
+        return tuple(shlex.split(pinned))
+    script = Path(sys.executable).parent / ("funes.exe" if os.name == "nt" else "funes")
+    if script.is_file():
+        return (str(script),)
+    return (sys.executable, "-m", "funes_core")
 
 
 def rotating_log(path: Path) -> int:

@@ -32,8 +32,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from funes_core.home import HomeError
         from funes_core.read.status import collect_status
+        from funes_core.share.memory import UnknownMemoryError
         from funes_core.share.remotes import RemoteConfigError
-        from funes_core.store import UnknownMemoryError
 
         try:
             report = collect_status(memory)

@@ -24,6 +24,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from funes_core.host.api import ID_PATTERN
+from funes_core.version import DISTRIBUTION, KIT_DISTRIBUTION, __version__
 
 __all__ = ["Names", "ScaffoldError", "names_for", "render"]
 
@@ -74,8 +75,6 @@ def names_for(ident: str, label: str | None = None, *, wired: bool = True) -> Na
             f"{ident!r} is not a usable integration id: use lowercase letters, digits, '-' and '_', "
             "starting with a letter"
         )
-    import funes_core
-
     words = [w for w in re.split(r"[-_]", ident) if w]
     from funes_core.host.api import CONTRACT_VERSION
     from funes_core.host.versions import compatible_range
@@ -87,9 +86,9 @@ def names_for(ident: str, label: str | None = None, *, wired: bool = True) -> Na
         dist="funes-memory-" + ident.replace("_", "-"),
         Class="".join(w.capitalize() for w in words),
         ENV=ident.upper().replace("-", "_"),
-        core_dist=funes_core.DISTRIBUTION,
-        kit_dist=funes_core.KIT_DISTRIBUTION,
-        core_range=compatible_range(funes_core.__version__),
+        core_dist=DISTRIBUTION,
+        kit_dist=KIT_DISTRIBUTION,
+        core_range=compatible_range(__version__),
         contract=str(CONTRACT_VERSION),
         wired=wired,
     )
