@@ -11,7 +11,6 @@ import os
 import re
 import socket
 import stat
-import subprocess
 import sys
 import threading
 import time
@@ -28,7 +27,7 @@ from funes_core.share.memory import open_memory
 from funes_core.store import open_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from s3server import Bucket, bucket_fixture, s3_fixture
+from s3server import Bucket, bucket_fixture, s3_fixture, start_server
 
 pytestmark = pytest.mark.slow
 
@@ -492,16 +491,9 @@ def test_a_silent_server_and_an_unknown_host_count_as_offline(home: Home, bucket
 
 def test_unauthorized_has_its_own_message(home: Home, bucket: Bucket, tmp_path: Path) -> None:
     """A second moto server that checks credentials: our made-up key is refused with 403."""
-    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "0"}
-    port = _dead_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
+    server = start_server(tmp_path, {"INITIAL_NO_AUTH_ACTION_COUNT": "0"})
+    port = server.port
     try:
-        _wait_port(port)
         code, _, err = cli(
             "remote",
             "add",
@@ -518,8 +510,7 @@ def test_unauthorized_has_its_own_message(home: Home, bucket: Bucket, tmp_path: 
         code, _, err = cli("push", "locked")
         assert code == 1 and "access denied" in err, err
     finally:
-        proc.terminate()
-        proc.wait()
+        server.stop()
 
 
 # ----------------------------------------------------------------------------- MCP argument
@@ -550,19 +541,6 @@ def test_mcp_memory_accepts_only_local_and_configured_names(home: Home, bucket: 
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _wait_port(port: int) -> None:
-    import time
-    import urllib.request
-
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).read()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("server did not start")
 
 
 class _Listener:
