@@ -26,6 +26,11 @@ if TYPE_CHECKING:
     from funes_core.files import (
         atomic_write_text,
     )
+    from funes_core.host.agent import (
+        Agent,
+        Location,
+        Resolved,
+    )
     from funes_core.host.api import (
         CONTRACT_VERSION,
         Capabilities,
@@ -41,7 +46,6 @@ if TYPE_CHECKING:
         Status,
         ToolRegistrar,
         WiringState,
-        spawn_detached,
     )
     from funes_core.host.hookspecs import (
         hookimpl,
@@ -79,11 +83,6 @@ if TYPE_CHECKING:
         turns_to_jsonl,
         write_turns_file,
     )
-    from funes_core.wiring.agent import (
-        Agent,
-        Location,
-        Resolved,
-    )
     from funes_core.wiring.configedit.base import (
         EditError,
         Place,
@@ -111,12 +110,13 @@ if TYPE_CHECKING:
     )
     from funes_core.wiring.hookrt import Sources as HookSources
     from funes_core.wiring.hookrt import main as run_hook
+    from funes_core.wiring.hookrt import spawn_detached
 
 _WHERE: dict[str, tuple[str, str]] = {
     "atomic_write_text": ("funes_core.files", "atomic_write_text"),
-    "Agent": ("funes_core.wiring.agent", "Agent"),
-    "Location": ("funes_core.wiring.agent", "Location"),
-    "Resolved": ("funes_core.wiring.agent", "Resolved"),
+    "Agent": ("funes_core.host.agent", "Agent"),
+    "Location": ("funes_core.host.agent", "Location"),
+    "Resolved": ("funes_core.host.agent", "Resolved"),
     "CONTRACT_VERSION": ("funes_core.host.api", "CONTRACT_VERSION"),
     "Capabilities": ("funes_core.host.api", "Capabilities"),
     "ConfigError": ("funes_core.host.api", "ConfigError"),
@@ -131,7 +131,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "Status": ("funes_core.host.api", "Status"),
     "ToolRegistrar": ("funes_core.host.api", "ToolRegistrar"),
     "WiringState": ("funes_core.host.api", "WiringState"),
-    "spawn_detached": ("funes_core.host.api", "spawn_detached"),
+    "spawn_detached": ("funes_core.wiring.hookrt", "spawn_detached"),
     "EditError": ("funes_core.wiring.configedit.base", "EditError"),
     "Place": ("funes_core.wiring.configedit.base", "Place"),
     "JsonFormat": ("funes_core.wiring.configedit.json", "JsonFormat"),

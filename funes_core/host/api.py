@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -32,9 +33,8 @@ from typing import ClassVar
 
 from funes_core.files import missing_dirs
 from funes_core.home import resolve_funes_home
+from funes_core.host.agent import CONTRACT_VERSION, SUPPORTED_CONTRACTS, Agent, Capabilities
 from funes_core.turns.format import Turn, turns_to_jsonl, write_turns_file
-from funes_core.wiring.agent import CONTRACT_VERSION, SUPPORTED_CONTRACTS, Agent, Capabilities
-from funes_core.wiring.hookrt import installed_funes_command, spawn_detached
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -55,8 +55,8 @@ __all__ = [
     "Status",
     "ToolRegistrar",
     "WiringState",
+    "installed_funes_command",
     "last_activity",
-    "spawn_detached",
     "spool_filename",
 ]
 
@@ -140,6 +140,22 @@ class Status:
 
     state: WiringState
     detail: str = ""
+
+
+def installed_funes_command(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The command an agent should run to reach *this* funes, as an argv list.
+
+    ``FUNES_BIN`` wins (the user's pin). Otherwise the ``funes`` script installed next to the
+    running interpreter, recorded by absolute path so the agent finds it without our PATH;
+    failing that, ``python -m funes_core`` with the same interpreter.
+    """
+    pinned = environ.get("FUNES_BIN", "").strip()
+    if pinned:
+        return tuple(shlex.split(pinned))
+    script = Path(sys.executable).parent / ("funes.exe" if os.name == "nt" else "funes")
+    if script.is_file():
+        return (str(script),)
+    return (sys.executable, "-m", "funes_core")
 
 
 @dataclass(frozen=True, slots=True)

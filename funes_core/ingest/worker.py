@@ -239,7 +239,7 @@ class WorkerStart:
 
 def _funes_command(env: Mapping[str, str]) -> list[str]:
     """How to run this funes (``FUNES_BIN`` first), as an agent's hook would."""
-    from funes_core.wiring.hookrt import installed_funes_command
+    from funes_core.host.api import installed_funes_command
 
     return list(installed_funes_command(env))
 

@@ -50,7 +50,6 @@ __all__ = [
     "LOG_LIMIT",
     "HookRun",
     "Sources",
-    "installed_funes_command",
     "main",
     "resolve_funes_command",
     "rotating_log",
@@ -69,22 +68,6 @@ def resolve_funes_command(environ: Mapping[str, str] | None = None, given: Seque
     env = os.environ if environ is None else environ
     pinned = env.get("FUNES_BIN", "").strip()
     return shlex.split(pinned) if pinned else ["funes"]
-
-
-def installed_funes_command(environ: Mapping[str, str]) -> tuple[str, ...]:
-    """The command an agent should run to reach *this* funes, as an argv list.
-
-    ``FUNES_BIN`` wins (the user's pin). Otherwise the ``funes`` script installed next to the
-    running interpreter, recorded by absolute path so the agent finds it without our PATH;
-    failing that, ``python -m funes_core`` with the same interpreter.
-    """
-    pinned = environ.get("FUNES_BIN", "").strip()
-    if pinned:
-        return tuple(shlex.split(pinned))
-    script = Path(sys.executable).parent / ("funes.exe" if os.name == "nt" else "funes")
-    if script.is_file():
-        return (str(script),)
-    return (sys.executable, "-m", "funes_core")
 
 
 def rotating_log(path: Path) -> int:

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from funes_core.host.api import SessionRef, SpoolWrite, spawn_detached
+from funes_core.host.api import SessionRef, SpoolWrite
+from funes_core.wiring.hookrt import spawn_detached
 from funes_core.wiring.integrations.common import InstallError, Orchestrator
 
 
