@@ -558,7 +558,7 @@ def _format_rules() -> tuple[_Rule, ...]:
     import tomllib
     from importlib import resources
 
-    raw = resources.files("funes_core.ingest").joinpath("secret_formats.toml").read_text(encoding="utf-8")
+    raw = resources.files("funes_core").joinpath("secret_formats.toml").read_text(encoding="utf-8")
     rules: list[_Rule] = []
     for entry in tomllib.loads(raw)["format"]:
         check = _CHECKS[entry["check"]]

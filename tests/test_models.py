@@ -30,7 +30,7 @@ from funes_core.faces.cli.app import make_app
 from funes_core.home import Home
 from funes_core.host.manager import FunesPluginManager
 from funes_core.models.embed import MODEL_NAME, FastEmbedder, HashEmbedder
-from funes_core.models.registry import use_manager
+from funes_core.models.registry import register_models, use_manager
 from funes_core.store import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +76,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Home]:
 
 def manager(*plugins: object, stderr: io.StringIO | None = None) -> FunesPluginManager:
     pm = FunesPluginManager(environ={}, stderr=stderr or io.StringIO())
-    pm.register_builtin_models()
+    register_models(pm)
     for i, obj in enumerate(plugins):
         pm.register(obj, f"test-models-{i}", dist=f"funes-test-models-{i}", version="1.0")
     return pm

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from funes_core import Converter, HookInstaller, ToolRegistrar, hookimpl
 from funes_core.faces.cli.app import make_app
 from funes_core.host.manager import FunesPluginManager, load_plugins
+from funes_core.models.registry import declare_model_kinds
 from funes_echo import EchoConverter, EchoHookInstaller, EchoToolRegistrar
 
 REPO = Path(__file__).resolve().parents[1]
@@ -636,8 +637,10 @@ def test_hook_funes_register_embedders() -> None:
     from funes_contracts.models import TinyEmbedder, plugin
 
     pm = FunesPluginManager(environ={}, stderr=io.StringIO())
+
+    declare_model_kinds(pm)
     pm.register(plugin(TinyEmbedder), "tiny", dist="funes-tiny", version="1.0")
-    [(cls, info)] = pm.model_classes("embedder")
+    [(cls, info)] = pm.classes("embedder")
     assert cls is TinyEmbedder and info.origin == "funes-tiny 1.0"
     assert pm.plugin_info("tiny").ids["embedder"] == ["tiny"]  # type: ignore[union-attr]
 
@@ -646,8 +649,10 @@ def test_hook_funes_register_rerankers() -> None:
     from funes_contracts.models import OverlapReranker, plugin
 
     pm = FunesPluginManager(environ={}, stderr=io.StringIO())
+
+    declare_model_kinds(pm)
     pm.register(plugin(OverlapReranker), "overlap")
-    assert [cls for cls, _ in pm.model_classes("reranker")] == [OverlapReranker]
+    assert [cls for cls, _ in pm.classes("reranker")] == [OverlapReranker]
 
 
 def test_model_classes_that_are_not_valid_are_refused_naming_the_plugin() -> None:
@@ -658,8 +663,9 @@ def test_model_classes_that_are_not_valid_are_refused_naming_the_plugin() -> Non
 
     err = io.StringIO()
     pm = FunesPluginManager(environ={}, stderr=err)
+    declare_model_kinds(pm)
     pm.register(plugin(NoLabel), "nolabel", dist="funes-nolabel", version="2.0")
-    assert pm.model_classes("embedder") == []
+    assert pm.classes("embedder") == []
     assert err.getvalue().startswith("funes: skipped plugin nolabel from funes-nolabel 2.0:")
     assert ".label must be a non-empty string" in err.getvalue()
 
@@ -672,7 +678,8 @@ def test_two_plugins_claiming_one_embedder_id_are_both_refused() -> None:
 
     err = io.StringIO()
     pm = FunesPluginManager(environ={}, stderr=err)
+    declare_model_kinds(pm)
     pm.register(plugin(TinyEmbedder), "a", dist="funes-a", version="1")
     pm.register(plugin(Twin), "b", dist="funes-b", version="1")
-    assert pm.model_classes("embedder") == []
+    assert pm.classes("embedder") == []
     assert "refused embedder 'tiny': it is claimed by funes-a 1 and funes-b 1" in err.getvalue()

@@ -81,10 +81,24 @@ ROLES: tuple[_Role, ...] = (
 
 _REPORT_TAIL = "report this to the plugin author"
 
-#: The model registration hooks: role name -> hook (the bases live in funes_core.models.base).
-MODEL_HOOKS: dict[str, str] = {"embedder": "funes_register_embedders", "reranker": "funes_register_rerankers"}
-#: The name funes' own models plugin (the packaged MiniLM, fastembed's catalogue) is registered under.
-BUILTIN_MODELS = "funes-models"
+
+@dataclass(frozen=True, slots=True)
+class ClassKind:
+    """A kind of class plugins register beyond integration parts (embedders, rerankers).
+
+    The room that owns the kind declares it with :meth:`FunesPluginManager.add_class_kind`, so the
+    host validates and lists those classes without importing that room: the models room sits above
+    the host and tells it what an embedder is, not the other way round.
+    """
+
+    #: The hook that returns the classes (``funes_register_embedders``).
+    hook: str
+    #: The base every class must subclass.
+    base: type[Any]
+    #: The contract version the classes must declare (``contract_version``).
+    contract_version: int
+    #: The plugin whose classes rank first (funes' own), or ``""``.
+    first: str = ""
 
 
 class PluginError(Exception):
@@ -250,6 +264,7 @@ class FunesPluginManager:
         self._infos: dict[str, PluginInfo] = {}
         self._objects: dict[str, object] = {}
         self._registry: dict[str, Integration] | None = None
+        self._kinds: dict[str, ClassKind] = {}
         self._noted: set[str] = set()
         self._trace = self._environ.get("FUNES_TRACE_PLUGINS", "") not in ("", "0")
         if self._trace:
@@ -389,8 +404,8 @@ class FunesPluginManager:
     def plugins(self) -> list[PluginInfo]:
         """Every plugin funes found, whatever its status, with the ids it registers."""
         self.integrations()  # fills ids, conflicts and late failures
-        for kind in MODEL_HOOKS:
-            self.model_classes(kind)
+        for kind in self._kinds:
+            self.classes(kind)
         return [self._infos[name] for name in sorted(self._infos)]
 
     def plugin_info(self, name: str) -> PluginInfo | None:
@@ -507,30 +522,26 @@ class FunesPluginManager:
         self._registry = registry
         return registry
 
-    def register_builtin_models(self) -> None:
-        """Register funes' own models plugin (idempotent): models go through the same manager as plugins."""
-        if BUILTIN_MODELS in self._infos:
-            return
-        from funes_core.models import builtin
-        from funes_core.version import DISTRIBUTION, __version__
+    def add_class_kind(self, kind: str, declared: ClassKind) -> None:
+        """Declare a kind of class plugins register (idempotent); see :class:`ClassKind`."""
+        self._kinds.setdefault(kind, declared)
 
-        self.register(builtin, BUILTIN_MODELS, dist=DISTRIBUTION, version=__version__)
-
-    def model_classes(self, kind: str) -> list[tuple[type[Any], PluginInfo]]:
-        """Validated embedder (``kind="embedder"``) or reranker classes, with the plugin of each.
+    def classes(self, kind: str) -> list[tuple[type[Any], PluginInfo]]:
+        """Validated classes of a declared kind (``"embedder"``, ``"reranker"``), with the plugin of each.
 
         A plugin whose hook raises or returns something that is not a valid class is skipped
-        with the usual line naming it; the others (the built-in default first) still serve. Two
-        classes with the same id are both refused, naming both distributions.
+        with the usual line naming it; the others (the kind's ``first`` plugin first) still
+        serve. Two classes with the same id are both refused, naming both distributions. A kind
+        nobody declared has no classes.
         """
-        from funes_core.models.base import MODEL_CONTRACT_VERSION, Embedder, Reranker
-
-        base: type[Any] = Embedder if kind == "embedder" else Reranker
-        hook = MODEL_HOOKS[kind]
+        declared = self._kinds.get(kind)
+        if declared is None:
+            return []
+        hook = declared.hook
         found: list[tuple[type[Any], PluginInfo]] = []
         for info, returned in self._call_each(hook):
             try:
-                classes = _validate_model_classes(hook, base, returned, MODEL_CONTRACT_VERSION)
+                classes = _validate_classes(hook, declared.base, returned, declared.contract_version)
             except PluginError as exc:
                 self._skip(info, f"{exc} ({_REPORT_TAIL})")
                 continue
@@ -546,7 +557,7 @@ class FunesPluginManager:
                 if ident not in i.conflicts:
                     i.conflicts.append(ident)
             self._report(f"refused {kind} {ident!r}: it is claimed by {origins}; uninstall one of them")
-        builtin_first = sorted(found, key=lambda pair: pair[1].name != BUILTIN_MODELS)
+        builtin_first = sorted(found, key=lambda pair: pair[1].name != declared.first)
         return [(cls, info) for cls, info in builtin_first if cls.id not in clashes]
 
     def integration(self, ident: str) -> Integration | None:
@@ -612,7 +623,7 @@ def _check_class(item: type[Any], version: int, contract: str) -> str:
     return ident
 
 
-def _validate_model_classes(hook: str, base: type[Any], returned: object, version: int) -> list[type[Any]]:
+def _validate_classes(hook: str, base: type[Any], returned: object, version: int) -> list[type[Any]]:
     """The classes a model hook returned, checked like integration parts (see ``_check_class``)."""
     if returned is None:
         return []
@@ -662,6 +673,5 @@ def load_plugins(
 ) -> FunesPluginManager:
     """A manager with every installed plugin loaded (what the ``funes`` console script uses)."""
     manager = FunesPluginManager(environ=environ, stderr=stderr)
-    manager.register_builtin_models()
     manager.load_entrypoints()
     return manager

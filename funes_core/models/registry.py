@@ -28,7 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from funes_core.models.base import Embedder, ModelError, ModelInfo, Reranker, UnknownModelError
+from funes_core.models.base import (
+    MODEL_CONTRACT_VERSION,
+    Embedder,
+    ModelError,
+    ModelInfo,
+    Reranker,
+    UnknownModelError,
+)
 
 if TYPE_CHECKING:
     from funes_core.home import Home
@@ -43,8 +50,10 @@ __all__ = [
     "choose_embedder",
     "configured_model",
     "configured_reranker",
+    "declare_model_kinds",
     "manager",
     "providers",
+    "register_models",
     "resolve_embedder",
     "resolve_reranker",
     "use_manager",
@@ -61,11 +70,39 @@ _LOCK = threading.Lock()
 _MANAGER: list[FunesPluginManager] = []
 
 
+#: The model registration hooks: kind -> hook.
+MODEL_HOOKS: dict[str, str] = {"embedder": "funes_register_embedders", "reranker": "funes_register_rerankers"}
+#: The name funes' own models plugin (the packaged MiniLM, fastembed's catalogue) is registered under.
+BUILTIN_MODELS = "funes-models"
+
+
+def declare_model_kinds(pm: FunesPluginManager) -> None:
+    """Teach ``pm`` what embedders and rerankers are (idempotent).
+
+    The host knows models only through this declaration, so it never imports this room.
+    """
+    from funes_core.host.manager import ClassKind
+
+    for kind, base in (("embedder", Embedder), ("reranker", Reranker)):
+        pm.add_class_kind(kind, ClassKind(MODEL_HOOKS[kind], base, MODEL_CONTRACT_VERSION, BUILTIN_MODELS))
+
+
+def register_models(pm: FunesPluginManager) -> None:
+    """:func:`declare_model_kinds`, and funes' own models registered (idempotent): models go
+    through the same manager as plugins."""
+    from funes_core.models import builtin
+    from funes_core.version import DISTRIBUTION, __version__
+
+    declare_model_kinds(pm)
+    if pm.plugin_info(BUILTIN_MODELS) is None:
+        pm.register(builtin, BUILTIN_MODELS, dist=DISTRIBUTION, version=__version__)
+
+
 def use_manager(pm: FunesPluginManager) -> None:
     """Resolve models through ``pm`` (the CLI passes the manager it built; tests pass their own)."""
     with _LOCK:
         _MANAGER[:] = [pm]
-    pm.register_builtin_models()
+    register_models(pm)
 
 
 def manager() -> FunesPluginManager:
@@ -76,7 +113,7 @@ def manager() -> FunesPluginManager:
 
             _MANAGER.append(load_plugins())
         pm = _MANAGER[0]
-    pm.register_builtin_models()
+    register_models(pm)
     return pm
 
 
@@ -110,7 +147,7 @@ class Provider:
 def providers(kind: str, pm: FunesPluginManager | None = None) -> list[Provider]:
     """The usable embedder (``kind="embedder"``) or reranker classes, built-ins first."""
     pm = pm or manager()
-    return [Provider(cls, info.name, info.origin) for cls, info in pm.model_classes(kind)]
+    return [Provider(cls, info.name, info.origin) for cls, info in pm.classes(kind)]
 
 
 def _resolve(kind: str, name: str, pm: FunesPluginManager | None) -> tuple[Provider, ModelInfo]:

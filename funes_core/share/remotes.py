@@ -107,7 +107,7 @@ _QUERY = re.compile(r"\?[^#\s]*")
 def _quote(text: str) -> str:
     """``text`` as a refusal may echo it: whatever sits in a URI's user-info or query masked (where
     credentials go: ``KEY:SECRET@``, ``?X-Amz-Security-Token=``), redacted, one line, cut, quoted."""
-    from funes_core.ingest.redact import redact  # lazy: only a refusal pays for detect-secrets
+    from funes_core.redact import redact  # lazy: only a refusal pays for detect-secrets
     from funes_core.safetext import one_line, shorten
 
     masked = _QUERY.sub("?…", _USERINFO.sub("…@", text))
@@ -274,7 +274,7 @@ def parse_option(text: str) -> tuple[str, str]:
     value = value.strip()
     if not value or any(ch in value for ch in "\r\n\0") or len(value) > MAX_URI_CHARS:
         raise RemoteConfigError(f"bad option {key!r}: the value must be one non-empty line")
-    from funes_core.ingest.redact import redact
+    from funes_core.redact import redact
 
     if key.endswith("endpoint"):
         value = _check_value(key, value)  # first: it says what is wrong with an endpoint's user-info

@@ -317,7 +317,7 @@ def _field_name(name: str) -> str:
     value (a token, a newline, an escape sequence, 5,000 characters), so it is redacted, and anything
     but a short plain name is quoted like a value (escaped, one line, cut)."""
     if _PLAIN_NAME.fullmatch(name):
-        from funes_core.ingest.redact import redact  # lazy: only a refusal pays for detect-secrets
+        from funes_core.redact import redact  # lazy: only a refusal pays for detect-secrets
 
         return redact(name)[0]
     return quote_value(name)
