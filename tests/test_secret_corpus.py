@@ -19,8 +19,8 @@ from funes_core.faces.cli.app import make_app
 from funes_core.home import Home
 from funes_core.ingest.chunking import chunk_turn
 from funes_core.ingest.engine import IndexOptions, run_index
-from funes_core.redact import FORMAT_KINDS, KINDS, redact
 from funes_core.models.embed import HashEmbedder
+from funes_core.redact import FORMAT_KINDS, KINDS, redact
 from funes_core.share.gate import scan_block
 from funes_core.store import open_store
 from funes_core.turns.format import Block, Turn, write_turns_file

@@ -111,8 +111,8 @@ def _needs_newer(req: Requirement, running: Version) -> bool:
 
 def component_versions(plugins: Iterable[tuple[str, str | None, str | None, str]] = ()) -> list[str]:
     """``funes --version``'s lines: the core, the kit when installed, then ``(name, dist, version, note)``."""
-    from funes_core import KIT_DISTRIBUTION
     from funes_core.host.api import CONTRACT_VERSION, SUPPORTED_CONTRACTS
+    from funes_core.version import KIT_DISTRIBUTION
 
     core, running = _core()
     speaks = ", ".join(str(v) for v in sorted(SUPPORTED_CONTRACTS))
