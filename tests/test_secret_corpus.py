@@ -22,7 +22,7 @@ from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import HashEmbedder
 from funes_core.redact import FORMAT_KINDS, KINDS, redact
 from funes_core.share.gate import scan_block
-from funes_core.store import open_store
+from funes_core.share.memory import open_memory
 from funes_core.turns.format import Block, Turn, write_turns_file
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -102,4 +102,4 @@ def test_a_session_id_holding_a_secret_is_held_back_by_the_gate(
     pushed = runner.invoke(make_app(), ["push", "team"])
     assert pushed.exit_code == 0, pushed.stderr
     assert "held back 1 row(s) in 1 block(s) with secrets (" in pushed.stdout, pushed.stdout
-    assert {r.session_id for r in open_store("team", home=funes_home).scan()} == {"clean-session"}
+    assert {r.session_id for r in open_memory("team", home=funes_home).scan()} == {"clean-session"}
