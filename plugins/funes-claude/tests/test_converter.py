@@ -251,3 +251,23 @@ def test_a_uuid_written_three_times_emits_each_content_once(tmp_path: Path) -> N
         ("u1@2", "b", 1),
         ("u1@5", "c", 2),
     ]
+
+
+def test_retention_says_how_long_claude_code_keeps_transcripts(tmp_path: Path) -> None:
+    """``cleanupPeriodDays`` (30 by default): install says it, because funes' copy then outlives it."""
+    from funes_claude import ClaudeConverter
+
+    settings = tmp_path / ".claude" / "settings.json"
+    converter = ClaudeConverter()
+    assert converter.retention(tmp_path) == (
+        f"Claude Code deletes transcripts after 30 days (the default; set cleanupPeriodDays in {settings} "
+        "to keep them longer)"
+    )
+    settings.parent.mkdir()
+    settings.write_text('{"cleanupPeriodDays": 90, "theme": "dark"}', encoding="utf-8")
+    assert converter.retention(tmp_path) == (
+        f"Claude Code deletes transcripts after 90 days (cleanupPeriodDays in {settings})"
+    )
+    for broken in ("{not json", "[1, 2]", '{"cleanupPeriodDays": "90"}', '{"cleanupPeriodDays": true}'):
+        settings.write_text(broken, encoding="utf-8")
+        assert "after 30 days (the default" in converter.retention(tmp_path), broken
