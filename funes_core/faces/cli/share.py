@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -112,6 +113,19 @@ Purged turns are not indexed again when their transcript is converted again. The
 and counts, never the text), so a purge that was killed is finished by the next `funes purge`
 (with or without arguments) or `funes scrub`. The next `funes push` to each remote removes the same
 rows there.
+"""
+
+
+EXPORT_HELP = """\
+Write the memory back to turns files, one per session, in OUT (an empty or new folder outside
+$FUNES_HOME): a backup, a move to another machine, or data to check.
+
+The files follow the open turns format (docs/turns-format.md) and are checked against its schema
+before anything is written; the same memory always gives the same bytes. `funes index OUT` into a
+fresh $FUNES_HOME stores the same chunk ids with the same texts (embeddings are computed again).
+What is exported is what is stored: redacted secrets stay redacted, purged turns are absent.
+--session ID (repeatable), --since/--until DATE (inclusive, UTC days) and --harness ID narrow
+it; --memory NAME exports a remote (or a memory folder) instead of the local memory.
 """
 
 
@@ -241,6 +255,23 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         _push(name, yes=yes, batch=batch, reindex=reindex, wait=not no_wait)
 
+    @app.command("export", help=EXPORT_HELP)
+    def export_cmd(
+        out: Annotated[Path, typer.Argument(help="An empty or new folder, outside $FUNES_HOME.")],
+        session: Annotated[
+            list[str] | None, typer.Option("--session", help="Export only this session (repeatable).")
+        ] = None,
+        since: Annotated[
+            str | None, typer.Option("--since", help="From this day on (YYYY-MM-DD, UTC).")
+        ] = None,
+        until: Annotated[str | None, typer.Option("--until", help="Up to this day (inclusive).")] = None,
+        harness: Annotated[str | None, typer.Option("--harness", help="Only this agent's sessions.")] = None,
+        memory: Annotated[
+            str | None, typer.Option("--memory", "-m", help="A remote or memory folder instead of local.")
+        ] = None,
+    ) -> None:
+        _export(out, sessions=session or [], since=since, until=until, harness=harness, memory=memory)
+
     @app.command("scrub", help=SCRUB_HELP)
     def scrub_cmd(
         yes: Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking.")] = False,
@@ -283,6 +314,42 @@ def register(app: typer.Typer) -> None:
             _undo(entry)
         else:
             _purge(session or [], match, brakes)
+
+
+def _export(
+    out: Path,
+    *,
+    sessions: list[str],
+    since: str | None,
+    until: str | None,
+    harness: str | None,
+    memory: str | None,
+) -> None:
+    from datetime import date
+
+    from funes_core.share.export import ExportError, export_memory
+    from funes_core.share.mirror import RemoteError
+    from funes_core.store import NoIndexError
+    from funes_core.store.base import Filters
+
+    def day(value: str | None, flag: str) -> date | None:
+        if value is None:
+            return None
+        try:
+            return date.fromisoformat(value[:10])
+        except ValueError:
+            raise _fail(f"{flag} needs a date (YYYY-MM-DD), not {value[:40]!r}") from None
+
+    filters = Filters(harness=harness, since=day(since, "--since"), until=day(until, "--until"))
+    home = _home()
+    try:
+        report = export_memory(home, out, memory=memory, sessions=sessions, filters=filters)
+    except (ExportError, NoIndexError, RemoteError) as exc:
+        raise _fail(str(exc)) from None
+    typer.echo(
+        f"exported {report.turns} turn(s) ({report.rows} row(s)) "
+        f"in {report.files} session file(s) to {report.out}"
+    )
 
 
 def _unknown(name: str, remotes: dict[str, Any]) -> str:
