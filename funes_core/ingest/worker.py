@@ -98,6 +98,8 @@ COMMIT_ROWS = 2048
 COMMIT_SECONDS = 120.0
 #: Texts per call into the model; progress is reported after each.
 EMBED_BATCH = 32
+#: glibc's mmap threshold while embedding (see :meth:`_Worker.run`).
+EMBED_MMAP_THRESHOLD = 128 * 1024
 #: How long one attempt at the store lock waits before the worker logs and tries again.
 LOCK_ATTEMPT_SECONDS = 30.0
 #: Below this much free space no commit is attempted: the worker stops with a clear line.
@@ -534,6 +536,11 @@ class _Worker:
         from funes_core.models.vectors import ModelMismatchError
         from funes_core.store import NoIndexError, open_store
 
+        # The model's tensors (hundreds of KB each, a new size with every batch) go back to the
+        # system when freed instead of fragmenting the heap: 451 -> 386 MB peak for the same CPU
+        # (issue 29, docs/benchmarks.md). Before the store opens, so its buffers follow it too.
+        portable.set_mmap_threshold(EMBED_MMAP_THRESHOLD)
+        portable.trim_malloc()  # what `index --wait` freed while storing, before the model loads
         try:
             store = open_store(home=self.home)
         except NoIndexError:
