@@ -256,6 +256,10 @@ class ConverterContract:
     def case(self, contract_case: Path | None, tmp_path: Path) -> Path:
         """A private copy of one fixture case (without its golden file)."""
         if contract_case is None:
+            if self.fixtures_dir is not None:
+                # A configured folder that is not there is a broken test set-up, not a missing
+                # feature: skipping would turn a wrong path into a green run.
+                pytest.fail(self._missing_fixtures())
             pytest.skip(f"{type(self).__name__} has no fixtures_dir with cases/ (see funes_contracts docs)")
         return files.copy_case(contract_case, tmp_path / "case")
 
@@ -306,6 +310,14 @@ class ConverterContract:
             )
         return folder
 
+    def _missing_fixtures(self) -> str:
+        where = Path(self.fixtures_dir) if self.fixtures_dir is not None else None
+        what = "does not exist" if where is None or not where.is_dir() else "has no cases/ folder"
+        return (
+            f"{type(self).__name__}.fixtures_dir {where} {what}: point it at the contract_fixtures "
+            "package (importlib.resources.files('<your_package>.contract_fixtures')), or leave it unset"
+        )
+
     @staticmethod
     def _skip_capability(name: str, why: str) -> None:
         pytest.skip(f"capability {name}: {why}")
@@ -341,6 +353,8 @@ class ConverterContract:
     ) -> None:
         if not caps.discover:
             self._skip_capability("discover", "the converter declares it cannot discover sessions")
+        if self.fixtures_dir is not None and not Path(self.fixtures_dir).is_dir():
+            pytest.fail(self._missing_fixtures())
         source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
         if source is None or not source.is_dir():
             pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")

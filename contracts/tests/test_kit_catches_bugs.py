@@ -486,3 +486,36 @@ def test_an_unknown_requirement_id_is_a_usage_error(tmp_path: Path, run_suite: R
     done, _ = run_suite(tmp_path, source)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "unknown requirement id 'converter:no-such-rule'" in done.stderr + done.stdout
+
+
+WRONG_FIXTURES = """
+from pathlib import Path
+
+import pytest
+
+from funes_contracts import ConverterContract
+from funes_echo import EchoConverter
+
+
+class TestWrongPath(ConverterContract):
+    converter_cls = EchoConverter
+    fixtures_dir = Path(__file__).parent / "no-such-fixtures"
+
+
+@pytest.mark.agent_cli
+def test_the_kit_registers_the_agent_cli_marker():
+    pass
+"""
+
+
+def test_a_configured_fixtures_folder_that_is_missing_fails(tmp_path: Path, run_suite: RunSuite) -> None:
+    """A wrong path must not give a green run of skips; the kit's markers need no conftest."""
+    done, results = run_suite(tmp_path, WRONG_FIXTURES, "--strict-markers")
+    assert done.returncode == 1, done.stdout[-3000:]
+    golden = next(r for r in results if r["requirement"] == "converter:golden")
+    assert golden["outcome"] in ("failed", "error"), golden  # failed in the fixture: an error
+    assert "TestWrongPath.fixtures_dir" in golden["reason"] and "does not exist" in golden["reason"]
+    discover = next(r for r in results if r["requirement"] == "converter:discover")
+    assert discover["outcome"] == "failed", discover
+    assert not [r for r in results if r["outcome"] == "skipped" and "fixtures" in r.get("reason", "")]
+    assert "PytestUnknownMarkWarning" not in done.stdout + done.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from funes_claude.converter import ClaudeConverter, is_blank, parse_ts, session_id_for
 from funes_core import SessionRef, Turn, parse_line, turns_to_jsonl
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_claude.contract_fixtures")))
 CASES = sorted(p for p in (FIXTURES / "cases").iterdir() if p.is_dir())
 BASIC = FIXTURES / "cases" / "basic" / "5d1c7a3e-2b4f-4c8e-9a61-0f3b8d2e7c45.jsonl"
 COMPACTED = FIXTURES / "cases" / "compacted" / "9e8f4b21-7c3a-4d5e-8f60-1a2b3c4d5e6f.jsonl"
