@@ -56,6 +56,7 @@ __all__ = [
     "terminate",
     "trim_malloc",
     "try_lock",
+    "unix_socket",
     "unix_sockets",
     "usable_cores",
 ]
@@ -318,6 +319,14 @@ def unix_sockets() -> bool:
     import socket
 
     return hasattr(socket, "AF_UNIX")
+
+
+def unix_socket() -> Any:
+    """A new Unix-domain stream socket (:func:`unix_sockets` says whether there can be one)."""
+    import socket
+
+    family: int = getattr(socket, "AF_UNIX")  # noqa: B009 - absent from Windows' stubs
+    return socket.socket(family, socket.SOCK_STREAM)
 
 
 def current_uid() -> int | None:
