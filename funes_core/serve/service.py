@@ -118,7 +118,7 @@ class _CheckedLines:
         self._limit = limit
 
     def readline(self) -> str:
-        from funes_core.faces.mcp_front import INVALID_REQUEST, check_frame
+        from funes_core.faces.mcp_front import INVALID_REQUEST, _sdk_rejects, check_frame
 
         while True:
             try:
@@ -139,6 +139,12 @@ class _CheckedLines:
                 self._writer.frame(frame.error)
                 continue
             if frame.kind in ("blank", "invalid"):
+                continue
+            problem = _sdk_rejects(line)  # what the SDK's own parser would drop unanswered
+            if problem is not None:
+                if frame.kind == "request":
+                    error = {"code": INVALID_REQUEST, "message": f"Invalid Request: {problem}"}
+                    self._writer.frame({"jsonrpc": "2.0", "id": frame.id, "error": error})
                 continue
             return line.decode("utf-8")
 
@@ -500,9 +506,13 @@ class Service:
 
     def _mcp(self, conn: socket.socket, rfile: IO[bytes], memory: str | None, limit: int) -> None:
         import anyio
+        import mcp_types
         from mcp.server.stdio import stdio_server
 
+        from funes_core.faces import mcp_front
         from funes_core.faces.mcp import make_server
+
+        mcp_front._ADAPTER[0] = mcp_types.jsonrpc_message_adapter  # for _CheckedLines' last check
 
         server = make_server(memory, home=self.home, cache=self.cache, lock=self.lock, service_note=self.note)
         writer = _SocketWriter(conn)
