@@ -335,3 +335,12 @@ def test_index_rebuild_previews_and_needs_yes(home: Home, tmp_path: Path) -> Non
     code, _out, err = cli("index", "--rebuild")
     assert code == 1 and "rerun with --yes" in err
     assert snapshot(home) == before and not list(home.root.glob("memory.old-*"))
+
+
+def test_the_preview_names_the_old_memories_a_purge_deletes(home: Home) -> None:
+    demo(home)
+    (home.root / "memory.old-20261201T000000Z").mkdir()
+    code, out, err = cli("purge", "--session", "s1", "--dry-run")
+    assert code == 0, err
+    assert "also deletes memory.old-20261201T000000Z" in out
+    assert (home.root / "memory.old-20261201T000000Z").is_dir()

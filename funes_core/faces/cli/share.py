@@ -568,7 +568,11 @@ def _scrub(brakes: Brakes) -> None:
                 kinds = ", ".join(
                     f"{k}×{n}" for k, n in sorted(plan.by_kind.items(), key=lambda kv: (-kv[1], kv[0]))
                 )
-                lines = [*plan.preview.lines("scrub would rewrite"), f"  findings: {kinds}"]
+                lines = [
+                    *plan.preview.lines("scrub would rewrite"),
+                    f"  findings: {kinds}",
+                    *_old_memories(home),
+                ]
                 changed = len({(r.session_id, r.turn_uuid, r.block_idx) for r in plan.old})
                 if not go_ahead(lines, f"rewrite {changed} block(s)?", brakes, "scrubbed"):
                     return
@@ -647,6 +651,16 @@ def _undo(entry: str | None) -> None:
         typer.echo(f"  {report.reembed}: their embeddings are owed, and the background worker computes them")
 
 
+def _old_memories(home: Home) -> list[str]:
+    """Preview lines for the ``memory.old-*`` copies a purge or scrub deletes whole (they hold the
+    removed text too): ``index --rebuild`` kept them because they hold turns the memory lacks."""
+    return [
+        f"  also deletes {old.name}, which index --rebuild kept (it may hold turns the memory lacks; "
+        "the trash does not keep it)"
+        for old in sorted(home.root.glob("memory.old-*"))
+    ]
+
+
 def _purge(sessions: list[str], match: str | None, brakes: Brakes) -> None:
     from funes_core.home import LockBusyError
     from funes_core.share.brakes import BrakeError, size_refusal
@@ -672,6 +686,7 @@ def _purge(sessions: list[str], match: str | None, brakes: Brakes) -> None:
                 lines.append(f"  note: {plan.note}")
             if not brakes.trash:
                 lines.append("  --no-trash: no restorable copy is kept")
+            lines += _old_memories(home)
             refusal = size_refusal(plan.preview, force=brakes.force) if match is not None else None
             if refusal is not None and brakes.dry_run:
                 lines.append(f"  without --force: {refusal}")
