@@ -18,6 +18,9 @@ Cases:
 - ``blocks``: one 12 MB line holding 300,000 tiny blocks (a turn keeps 1,000);
 - ``model``: the ``long`` file's first 10 MB with the real embedding model and ``--budget 60``: the
   model's resident share while it embeds;
+- ``wait``: a 1 MB slice of the ``long`` shape (728 chunks) with the real model and ``--wait``,
+  nothing else: the issue 29 measurement (``funes index --wait`` held 1.2 GB on 750 chunks), the
+  whole embedding run in one process;
 - ``long-store``: the ``long`` file through the engine without the embedding phase (validate,
   redact, chunk, store, optimize), in a child process: what ``funes index`` itself costs once
   embeddings are computed by a background worker, and the part this issue bounds.
@@ -26,6 +29,7 @@ Usage::
 
     uv run python bench/index_rss.py                   # long (100 MB), line, blocks, model
     uv run python bench/index_rss.py --cases long --size-mb 20
+    uv run python bench/index_rss.py --cases wait           # the real model, 728 chunks, --wait
     uv run python bench/index_rss.py --json bench/.cache/results/index_rss.json
 
 Prints a markdown table with the 1-minute load average at the start and the end of each case.
@@ -261,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
                 turns = write_line(target)
             elif case == "blocks":
                 turns = write_blocks(target)
+            elif case == "wait":
+                turns = write_long(target, 1.0)
+                embedder = "minilm"
             elif case == "model":
                 turns = write_long(target, min(args.size_mb, 10))
                 embedder, extra = "minilm", ["--budget", "60"]

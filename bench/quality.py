@@ -240,6 +240,13 @@ class FunesRow:
 BOTH = (Leg.VECTOR, Leg.TEXT)
 #: No time windows, no turn context: the ranking as it was before they were added.
 PLAIN: tuple[tuple[str, Any], ...] = (("dates", False), ("successor", 0.0), ("predecessor", 0.0))
+#: Issue 26's ranking signals, each alone on top of the default (``RecallParams``' fields).
+ABLATIONS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
+    ("default + identifier weight 2", (("exact_weight", 2.0),)),
+    ("default + session evidence 0.3", (("session_weight", 0.3),)),
+    ("default + depth growth 1", (("depth_growth", 1.0),)),
+    ("default + identifier weight 2 + session 0.3", (("exact_weight", 2.0), ("session_weight", 0.3))),
+)
 FUNES_ROWS: tuple[FunesRow, ...] = (
     FunesRow("funes BM25 leg alone", (Leg.TEXT,), "balanced", overrides=PLAIN),
     FunesRow("funes vector leg alone", (Leg.VECTOR,), "balanced", overrides=PLAIN),
@@ -253,6 +260,7 @@ FUNES_ROWS: tuple[FunesRow, ...] = (
     ),
     FunesRow("default before windows and context (0.628 / 0.548)", BOTH, "balanced", overrides=PLAIN),
     FunesRow("funes hybrid, balanced, RRF fusion, plain (before 0.628)", BOTH, "balanced", "rrf", PLAIN),
+    *(FunesRow(name, BOTH, "balanced", overrides=o) for name, o in ABLATIONS),
 )
 DEFAULT_ROW = FUNES_ROWS[2].name
 

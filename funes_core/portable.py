@@ -15,6 +15,8 @@ that gives it (``docs/platforms.md`` says what has been run where).
   outside the agent's console and job on Windows, so the agent never waits for them nor kills them.
 - **Priority** (:func:`lower_priority`): nice 19 and the idle I/O class on Linux, nice 19 and disk
   I/O throttling on macOS, the idle priority class and very low I/O priority on Windows.
+- **Local sockets** (:func:`unix_sockets`, :func:`current_uid`): whether this Python has Unix-domain
+  sockets (Windows builds may not) and who owns a file, for the memory service's socket checks.
 - **Native memory** (:func:`limit_malloc_arenas`, :func:`set_mmap_threshold`, :func:`trim_malloc`):
   glibc's knobs, a no-op (``False``) everywhere else.
 
@@ -37,6 +39,8 @@ from typing import Any
 __all__ = [
     "SYSTEM",
     "can_pass_fds",
+    "child_exited",
+    "current_uid",
     "file_lock",
     "flush_to_disk",
     "leads_a_session",
@@ -45,12 +49,15 @@ __all__ = [
     "lower_priority",
     "peak_rss_bytes",
     "pid_alive",
+    "rss_bytes",
     "set_mmap_threshold",
     "set_mode",
     "spawn_detached",
     "terminate",
     "trim_malloc",
     "try_lock",
+    "unix_socket",
+    "unix_sockets",
     "usable_cores",
 ]
 
@@ -264,6 +271,24 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def child_exited(pid: int) -> bool:
+    """Whether ``pid``, a child :func:`spawn_detached` started, has exited (reaping it if so).
+
+    A child that exited stays a zombie until its parent reaps it, and :func:`pid_alive` calls a
+    zombie alive; a client that waits for the service it started asks here instead.
+    """
+    for child in _children:
+        if child.pid == pid:
+            return bool(child.poll() is not None)
+    if _windows():
+        return not pid_alive(pid)
+    try:
+        done, _status = os.waitpid(pid, _os.WNOHANG)
+    except ChildProcessError:  # not our child (or reaped already)
+        return not pid_alive(pid)
+    return done == pid
+
+
 def leads_a_session(pid: int) -> bool:
     """Whether ``pid`` leads a session of its own, as :func:`spawn_detached` starts children on POSIX
     (``False`` when it is gone, and always on Windows, which has no sessions)."""
@@ -284,6 +309,40 @@ def terminate(pid: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+# --------------------------------------------------------------------------- local sockets
+
+
+def unix_sockets() -> bool:
+    """Whether this Python can listen on a Unix-domain socket (``AF_UNIX``; some Windows builds cannot)."""
+    import socket
+
+    return hasattr(socket, "AF_UNIX")
+
+
+def unix_socket() -> Any:
+    """A new Unix-domain stream socket (:func:`unix_sockets` says whether there can be one)."""
+    import socket
+
+    family: int = getattr(socket, "AF_UNIX")  # noqa: B009 - absent from Windows' stubs
+    return socket.socket(family, socket.SOCK_STREAM)
+
+
+def current_uid() -> int | None:
+    """This process' user id, to compare with a file's owner (``None`` on Windows: no uids there)."""
+    getuid = getattr(os, "getuid", None)
+    return None if _windows() or getuid is None else int(getuid())
+
+
+def rss_bytes(pid: int | None = None) -> int | None:
+    """Resident memory of process ``pid`` (default: this one) in bytes, or ``None`` when unreadable."""
+    import psutil
+
+    try:
+        return int(psutil.Process(pid).memory_info().rss)
+    except (psutil.Error, OSError):
+        return None
 
 
 # --------------------------------------------------------------------------- priority

@@ -489,10 +489,15 @@ class _Rule:
     priority: int = _P_FORMAT
     triggers: tuple[str, ...] = ()
     not_after: str | None = None
+    #: a cheap pattern (starting with a literal) that must match first, for a pattern that has no
+    #: literal to find and no substring to gate it (``secret_formats.toml``'s ``prefilter``)
+    gate: re.Pattern[str] | None = None
 
     def find(self, text: str, lowered: str, out: list[_Span]) -> None:
         """Append this rule's spans in ``text`` to ``out``."""
         if self.triggers and not any(t in lowered for t in self.triggers):
+            return
+        if self.gate is not None and self.gate.search(text) is None:
             return
         m = self.pattern.search(text)  # the common case: one fast scan, no match
         while m is not None:
@@ -569,7 +574,8 @@ def _format_rules() -> tuple[_Rule, ...]:
                     re.compile(entry["pattern"]),
                     group="val",
                     check=check,
-                    triggers=tuple(entry["triggers"]),
+                    triggers=tuple(entry.get("triggers", ())),
+                    gate=re.compile(entry["prefilter"]) if "prefilter" in entry else None,
                 )
             )
             continue

@@ -269,6 +269,28 @@ def test_from_a_folder_says_it_installed_a_copy_and_how_to_refresh_it(
     )
 
 
+def test_install_says_how_long_the_agent_keeps_its_transcripts(
+    pm: FunesPluginManager, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A converter's retention line is said once, with funes keeping its own copy; a bug in it is not."""
+    from funes_echo import EchoConverter
+
+    monkeypatch.setattr(EchoConverter, "retention", lambda self, home: "Echo deletes sessions after 7 days")
+    code, out, err = cli(pm, ["integrations", "install", "echo", "--no-index"])
+    assert code == 0, err
+    assert (
+        "echo: Echo deletes sessions after 7 days; funes keeps its own copy of every session it stores"
+        in (out.splitlines())
+    )
+
+    def broken(self: object, home: Path) -> str:
+        raise RuntimeError("a bug in the plugin")
+
+    monkeypatch.setattr(EchoConverter, "retention", broken)
+    code, out, err = cli(pm, ["integrations", "install", "echo", "--no-index"])
+    assert code == 0 and "deletes" not in out, err
+
+
 def test_another_distribution_naming_the_stored_sessions_differently_is_stopped(
     pm: FunesPluginManager, world: World
 ) -> None:

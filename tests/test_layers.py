@@ -39,7 +39,24 @@ FLOORS: tuple[str, ...] = (
     "wiring/integrations",
     "__init__",
     "faces",
+    "serve",
     "__main__",
+)
+
+#: The arrows that still climb, each named exactly, so that no other can join them. The memory
+#: service runs the faces' code (the MCP server, the CLI verbs' output) in one long-lived process,
+#: while the faces reach the service through its client: ``serve/client`` and ``serve/relay``
+#: belong a floor below ``faces/`` and ``serve/service`` above it, and that split is not done yet.
+CLIMBS_KNOWN: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("funes_core.faces.cli.read", "funes_core.serve.client"),
+        ("funes_core.faces.cli.serve", "funes_core.serve.client"),
+        ("funes_core.faces.cli.serve", "funes_core.serve.wire"),
+        ("funes_core.faces.cli.serve", "funes_core.serve.service"),
+        ("funes_core.faces.cli.status", "funes_core.serve.client"),
+        ("funes_core.faces.mcp_front", "funes_core.serve.relay"),
+        ("funes_core.faces.mcp_front", "funes_core.serve.client"),
+    }
 )
 
 
@@ -126,6 +143,8 @@ def test_no_import_climbs_back_up_a_floor() -> None:
         here = _room(source)
         for line, target in _imports(path):
             there = _room(target)
+            if (source, target) in CLIMBS_KNOWN:
+                continue
             if there and there != here and rank[there] > rank[here]:
                 upward.append(
                     f"{path.relative_to(ROOT)}:{line}: {here} imports {target} ({there}, a floor above)"

@@ -135,7 +135,7 @@ def test_a_configured_model_that_disagrees_with_the_memory_is_one_line_and_nothi
 def test_rebuild_with_another_model_re_embeds_every_chunk(home: Home, tiny: FunesPluginManager) -> None:
     assert funes(tiny, "index", str(EXAMPLES), "--model", "funes-test/tiny-16")[0] == 0
     before = chunks(home)
-    code, out, err = funes(tiny, "index", "--rebuild", "--model", "funes-test/tiny-32")
+    code, out, err = funes(tiny, "index", "--rebuild", "--yes", "--model", "funes-test/tiny-32")
     assert code == 0, err
     assert f"copied {before} chunks" in err
     assert stamp(home) == ("funes-test/tiny-32", 32)

@@ -888,3 +888,60 @@ def test_candidate_legs_rank_and_return_exactly_what_the_full_legs_do(
     assert found.hits, "the case must find something"
     assert found == expected  # whole rows (text, provenance), scores, order and neighbours
     assert all(hit.row.text and hit.row.turn_uuid for hit in found.hits)
+
+
+# -- issue 26's ranking signals ------------------------------------------------------------------------
+
+
+def test_query_identifiers_names_code_tokens_not_plain_or_capitalised_words() -> None:
+    from funes_core.read.recall import query_identifiers
+
+    assert query_identifiers("which bead depends on spotter-0p7.1?") == ("spotter-0p7.1",)
+    assert query_identifiers("what is @default_ttl_seconds in ReviewTokenStore?") == (
+        "@default_ttl_seconds",
+        "ReviewTokenStore",
+    )
+    assert query_identifiers("why did we add config/test.exs and --no-deps, MAX_ROWS, bd0afab?") == (
+        "config/test.exs",
+        "--no-deps",
+        "MAX_ROWS",
+        "bd0afab",
+    )
+    assert query_identifiers("When did Caroline go to the support group in May?") == ()
+
+
+def test_depth_scales_with_the_memory_past_ten_thousand_chunks_within_its_cap() -> None:
+    from funes_core.read.recall import DEPTH_MAX, scaled_depth
+
+    class Sized:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def count(self) -> int:
+            return self.n
+
+    assert scaled_depth(30, 1.0, Sized(5_000)) == 30
+    assert scaled_depth(30, 1.0, Sized(100_000)) == 60
+    assert scaled_depth(30, 1.0, Sized(1_000_000)) == 90
+    assert scaled_depth(30, 0.0, Sized(1_000_000)) == 30
+    assert scaled_depth(150, 1.0, Sized(10**9)) == DEPTH_MAX
+    assert scaled_depth(30, 1.0, object()) == 30  # a pool of memories cannot count: as asked  # type: ignore[arg-type]
+
+
+def test_session_evidence_raises_the_session_whose_passages_cluster_among_the_leading_ones() -> None:
+    """Two passages of one session that match the question outrank one slightly better passage that
+    matches alone in another session; a passage alone in its session gains nothing."""
+    from funes_core.read.recall import _with_sessions
+
+    def row(sid: str, seq: int) -> Row:
+        return rows_of(turn(sid, seq, f"text {sid} {seq}"), None)[0]
+
+    alone, first, second = row("b", 0), row("a", 0), row("a", 5)
+    fused = [(alone, 0.9), (first, 0.8), (second, 0.5)]
+    out = _with_sessions(fused, 0.3, head=20)
+    assert [r.session_id for r, _ in out] == ["a", "b", "a"]
+    scores = {r.id: s for r, s in out}
+    assert scores[alone.id] == 0.9
+    assert scores[first.id] == pytest.approx(0.8 + 0.3 * 0.5)
+    assert scores[second.id] == pytest.approx(0.5 + 0.3 * 0.8)
+    assert _with_sessions(fused, 0.3, head=1) == fused  # outside the head: untouched

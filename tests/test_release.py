@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import tomllib
 from pathlib import Path
 
@@ -82,7 +83,7 @@ def test_the_built_wheels_work_in_a_fresh_venv_outside_the_repo(tmp_path: Path) 
     given = os.environ.get("FUNES_DIST")
     dist = Path(given) if given else tmp_path / "dist"
     if not given:
-        _run([_uv(), "build", "--all-packages", "--wheel", "-o", str(dist)], REPO, env)
+        _run([_uv(), "build", "--all-packages", "-o", str(dist)], REPO, env)
     wheels = sorted(dist.glob("*.whl"))
     names = [_pyproject(p)["project"]["name"] for p in PROJECTS]  # type: ignore[index]
     assert len(wheels) == len(names), [w.name for w in wheels]
@@ -108,6 +109,28 @@ def test_the_built_wheels_work_in_a_fresh_venv_outside_the_repo(tmp_path: Path) 
 
     report = _run([*funes, "integrations", "check", "echo"], tmp_path, run_env, timeout=1200)
     assert report.splitlines()[0].startswith("echo (funes-memory-echo ")
+    # Each plugin's own tests pass outside the repository, run from its sdist (fixtures through
+    # importlib.resources, markers from the kit): echo and notes, the two that run in seconds.
+    for sdist in ("funes_memory_echo", "funes_memory_notes"):
+        [archive] = dist.glob(f"{sdist}-*.tar.gz")
+        with tarfile.open(archive) as tar:
+            tar.extractall(tmp_path / "src", filter="data")
+        tests = next((tmp_path / "src").glob(f"{sdist}-*")) / "tests"
+        _run(
+            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", str(tests)],
+            tests.parent,
+            run_env,
+        )
+
+    # A scaffolded third-party plugin resolves funes from the local wheels (its CI's FUNES_GIT path).
+    acme = tmp_path / "acme"
+    _run([*funes, "integrations", "new", "acme", "--dir", str(acme)], tmp_path, run_env)
+    _run([_uv(), "lock", "--find-links", str(dist)], acme, env)
+    lock = (acme / "uv.lock").read_text(encoding="utf-8")
+    for name in ("funes-memory", "funes-memory-contracts"):
+        entry = f'name = "{name}"\nversion = "{funes_core.__version__}"\nsource = {{ registry = "{dist}" }}'
+        assert entry.replace("\\", "\\\\") in lock or entry in lock, f"{name} not from {dist}"
+
     imported = _run(
         [python, "-c", "import funes_echo, funes_core; print(funes_core.__file__)"], tmp_path, env
     )

@@ -430,6 +430,9 @@ def test_offline_remote_degrades_and_alone_fails(home: Home, bucket: Bucket) -> 
     assert code == 1 and "gone is unreachable" in err and len(err.strip().splitlines()) == 1
     code, out, err = cli("push", "gone")
     assert code == 1 and "unreachable" in err
+    code, out, err = cli("status", "--memory", "gone")  # it said "no index found at gone"
+    assert code == 1 and err == "", err
+    assert out == "memory: gone\nremote gone is unreachable (offline, DNS, timeout or server error)\n"
 
 
 def test_server_errors_count_as_offline(home: Home, bucket: Bucket) -> None:

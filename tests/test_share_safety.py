@@ -287,7 +287,7 @@ def test_scrub_leaves_no_copy_under_funes_home(home: Home, bucket: Bucket) -> No
     before = attacker_scan(home.root, [TOKEN])[TOKEN]
     assert any("memory/chunks.lance/data/" in f for f in before), before  # the scan can see it
     assert any(f.startswith("memory.old-") for f in before) and "state.json" in before
-    code, out, err = cli("scrub")
+    code, out, err = cli("scrub", "--yes", "--no-trash")
     assert code == 0, err
     assert "1 changed (github_token×1)" in out
     assert attacker_scan(home.root, [TOKEN]) == {}
@@ -336,7 +336,7 @@ def test_purge_session_leaves_no_copy_here_or_in_the_bucket(
     assert bucket_scan(bucket, [MARK]), "the positive control: the bucket holds the text before"
     before_public = remote_rows(home)
 
-    code, out, err = cli("purge", "--session", "private-1")
+    code, out, err = cli("purge", "--session", "private-1", "--yes", "--no-trash")
     assert code == 0, err
     assert "purged 2 row(s) of 2 turn(s) in 1 session(s)" in out
     assert attacker_scan(home.root, [MARK]) == {}
@@ -375,7 +375,7 @@ def test_purge_session_drops_the_refusal_of_a_file_of_that_session(home: Home, t
     assert "1 rejected" in out + err, err
     refusals = State.load(home.state_path).refused
     assert [k for k, v in refusals.items() if MARK in v.error], "the positive control: it quotes the text"
-    code, _out, err = cli("purge", "--session", "private-2")
+    code, _out, err = cli("purge", "--session", "private-2", "--yes", "--no-trash")
     assert code == 0, err
     assert MARK not in home.state_path.read_text(encoding="utf-8")
     assert attacker_scan(home.root, [MARK]) == {}
@@ -390,7 +390,7 @@ def test_purge_match_and_bad_input(home: Home, tmp_path: Path) -> None:
     assert attacker_scan(home.root, [MARK]) == snapshot
     code, _, err = cli("purge")
     assert code == 1 and "--session ID or --match TEXT" in err
-    code, out, err = cli("purge", "--match", MARK)
+    code, out, err = cli("purge", "--match", MARK, "--yes", "--force", "--no-trash")
     assert code == 0 and "purged 1 row(s) of 1 turn(s)" in out, err
     assert attacker_scan(home.root, [MARK]) == {}
     assert [r.text for r in sorted(open_store(home=home).scan(), key=lambda r: r.seq)] == [
@@ -419,7 +419,7 @@ def test_push_after_scrub_removes_the_secret_from_the_bucket(home: Home, bucket:
     old.add([stored[r.id].with_vector(v) for r, v in zip(rows, vectors, strict=True)])
     old.optimize()
     assert bucket_scan(bucket, [TOKEN]), "the positive control: the bucket holds the token"
-    assert cli("scrub")[0] == 0
+    assert cli("scrub", "--yes")[0] == 0
     code, _, err = cli("push", "team")
     assert code == 0, err
     assert "rewrote the remote" in err

@@ -206,14 +206,13 @@ class _CountingStore:
 def test_paging_scans_once_per_version_not_once_per_page(home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     from funes_core.ingest.chunking import chunk_turn
     from funes_core.models.embed import HashEmbedder
-    from funes_core.store.base import Row
     from funes_core.store.reference import MemoryStore
 
     inner = MemoryStore("local")
     total = PAGE_SIZE * 2 + 7
     for i in range(total):
         turns = session_turns(f"p-{i:04d}", 1 + i // 10, agent="claude", n=1)
-        inner.add([Row.from_chunk(c) for t in turns for c in chunk_turn(t)[0]])
+        inner.add([c.to_row() for t in turns for c in chunk_turn(t)[0]])
     store = _CountingStore(inner)
     app = make_app(Memory.of(store, HashEmbedder(), home=home), token=TOKEN, hosts=["testserver"])  # type: ignore[arg-type]
     c = TestClient(app)

@@ -605,3 +605,64 @@ def test_ctrl_c_during_install_keeps_what_is_stored_and_says_how_to_finish(
     )
     assert open_store(home=funes_home).text_search("parser", 3), "a working, partial memory"
     assert list((funes_home.spool_dir / "echo").glob("*.funes.jsonl")), "the rest waits in the spool"
+
+
+# ----------------------------------------------------------------------------- a busy machine
+
+
+def _ago(minutes: float) -> str:
+    from datetime import UTC, datetime, timedelta
+
+    return (datetime.now(UTC) - timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_status_says_when_the_estimate_stopped_holding(
+    funes_home: Home, holder: Callable[[], subprocess.Popen[bytes]]
+) -> None:
+    """A worker running 20 minutes whose rate says 10/s but that committed 14 vectors in the last
+    10 minutes: the machine is busy, and status says so instead of an estimate it cannot keep."""
+    funes_home.ensure()
+    holder()
+    busy = Progress(state="running", pid=4242, owed=3000, rate=10.0, started=_ago(20))
+    busy.commits = [(_ago(15), 2048), (_ago(4), 14)]
+    busy.save(progress_path(funes_home))
+    status = collect_status_embedding(funes_home)
+    assert status.busy() and status.recent == 14
+    line = status.describe(3000, datetime.now(UTC))
+    assert "the machine is busy" in line and "14 chunk(s) in the last 10 minutes" in line
+    assert "funes index --wait" in line
+    assert status.to_json(3000, datetime.now(UTC))["busy"] is True
+    # The same rate with commits that keep up with it: the estimate holds.
+    keeping = Progress(state="running", pid=4242, owed=3000, rate=10.0, started=_ago(20))
+    keeping.commits = [(_ago(9), 2048), (_ago(5), 2048), (_ago(1), 2048)]
+    keeping.save(progress_path(funes_home))
+    status = collect_status_embedding(funes_home)
+    assert not status.busy() and "embedding 10.0/s" in status.describe(3000, datetime.now(UTC))
+    # A worker that started 3 minutes ago has not had a window yet: no verdict.
+    young = Progress(state="running", pid=4242, owed=3000, rate=10.0, started=_ago(3))
+    young.save(progress_path(funes_home))
+    assert not collect_status_embedding(funes_home).busy()
+
+
+def test_the_worker_records_its_recent_commits(funes_home: Home, tmp_path: Path) -> None:
+    text_only_memory(funes_home, tmp_path, sessions=1, turns=25)
+    run_worker(funes_home, embedder=HashEmbedder(), options=WorkerOptions(commit_rows=10, background=False))
+    progress = Progress.load(progress_path(funes_home))
+    assert progress is not None
+    assert [n for _at, n in progress.commits] == [10, 10, 5]
+    assert progress.recent(datetime.now(UTC)) == 25
+
+
+def test_waiting_a_person_takes_over_from_the_gentle_worker(
+    funes_home: Home, tmp_path: Path, holder: Callable[[], subprocess.Popen[bytes]]
+) -> None:
+    """``index --wait`` and ``push`` stop a background worker (nice 19) and embed here."""
+    from funes_core.ingest.worker import wait_for_embeddings
+
+    rows = text_only_memory(funes_home, tmp_path, sessions=1, turns=6)
+    gentle = holder()
+    Progress(state="running", pid=gentle.pid, started=_ago(1)).save(progress_path(funes_home))
+    final = wait_for_embeddings(funes_home, poll=0.01, embedder=HashEmbedder(), take_over=True)
+    assert gentle.wait(timeout=60) != 0, "the background worker was stopped"
+    assert (final.state, final.owed, final.done) == ("done", 0, rows)
+    assert owed(funes_home) == 0

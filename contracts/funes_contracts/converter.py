@@ -31,9 +31,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import inspect
 import json
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
@@ -222,6 +224,12 @@ class ConverterContract:
                 return found  # type: ignore[no-any-return]
         return getattr(self, name)  # type: ignore[no-any-return]
 
+    def _kit_default(self, name: str) -> bool:
+        """Whether the kit's own JSON-lines mutator ``name`` is the one in use (no override anywhere)."""
+        return self._mutator(name) == getattr(self, name) and getattr(type(self), name) is getattr(
+            ConverterContract, name
+        )
+
     def foreign_files(self, folder: Path) -> None:
         """Fill ``folder`` with files that are not this agent's transcripts.
 
@@ -248,6 +256,10 @@ class ConverterContract:
     def case(self, contract_case: Path | None, tmp_path: Path) -> Path:
         """A private copy of one fixture case (without its golden file)."""
         if contract_case is None:
+            if self.fixtures_dir is not None:
+                # A configured folder that is not there is a broken test set-up, not a missing
+                # feature: skipping would turn a wrong path into a green run.
+                pytest.fail(self._missing_fixtures())
             pytest.skip(f"{type(self).__name__} has no fixtures_dir with cases/ (see funes_contracts docs)")
         return files.copy_case(contract_case, tmp_path / "case")
 
@@ -298,6 +310,14 @@ class ConverterContract:
             )
         return folder
 
+    def _missing_fixtures(self) -> str:
+        where = Path(self.fixtures_dir) if self.fixtures_dir is not None else None
+        what = "does not exist" if where is None or not where.is_dir() else "has no cases/ folder"
+        return (
+            f"{type(self).__name__}.fixtures_dir {where} {what}: point it at the contract_fixtures "
+            "package (importlib.resources.files('<your_package>.contract_fixtures')), or leave it unset"
+        )
+
     @staticmethod
     def _skip_capability(name: str, why: str) -> None:
         pytest.skip(f"capability {name}: {why}")
@@ -333,6 +353,8 @@ class ConverterContract:
     ) -> None:
         if not caps.discover:
             self._skip_capability("discover", "the converter declares it cannot discover sessions")
+        if self.fixtures_dir is not None and not Path(self.fixtures_dir).is_dir():
+            pytest.fail(self._missing_fixtures())
         source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
         if source is None or not source.is_dir():
             pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")
@@ -425,6 +447,16 @@ class ConverterContract:
         torn = self._relative(converter, torn_folder)
         problem = _prefix_problem(torn, full, may_drop_last=True)
         assert problem is None, f"a torn last record must not change the turns before it: {problem}"
+        if self._kit_default("make_torn"):
+            # The kit knows what was complete before the tear: exactly those records must convert,
+            # not fewer (a converter giving up on the whole file passed the prefix rule).
+            complete = files.copy_case(case, tmp_path / "variant-complete" / case.name)
+            files.complete_lines(complete)
+            before = self._relative(converter, complete)
+            problem = diff_turns(torn, before)
+            assert problem is None, (
+                f"a torn last record must leave the complete records before it converted as is: {problem}"
+            )
 
     @requirement("converter:bad-record")
     def test_bad_record(self, converter: Converter, case: Path, tmp_path: Path) -> None:
@@ -526,9 +558,28 @@ class ConverterContract:
 
     @requirement("converter:no-side-effects")
     def test_no_side_effects(
-        self, converter: Converter, case: Path, tmp_path: Path, decoy_home: Path, caps: Capabilities
+        self,
+        converter: Converter,
+        case: Path,
+        tmp_path: Path,
+        decoy_home: Path,
+        caps: Capabilities,
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
-        """Discover, convert, write an output folder and the spool: only those two change."""
+        """Discover, convert, write an output folder and the spool: only those two change.
+
+        Watched besides the test's folder and the decoy HOME: the temporary folder (``TMPDIR``,
+        and ``tempfile``'s), the XDG folders (cache, data, state, config, runtime) and the
+        converter's own package folder, the places a converter caches things.
+        """
+        elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+        watched = {name: elsewhere / name.lower() for name in _WATCHED_ENV}
+        for name, folder in watched.items():
+            folder.mkdir(parents=True)
+            monkeypatch.setenv(name, str(folder))
+        monkeypatch.setattr(tempfile, "tempdir", str(watched["TMPDIR"]))
+        package = Path(inspect.getfile(type(converter))).parent
+        package_before = _package_files(package)
         home = tmp_path / "home"
         source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
         if source is not None and source.is_dir():
@@ -550,6 +601,10 @@ class ConverterContract:
         )
         assert not changed, f"the converter wrote outside the output folder and the spool: {changed[:5]}"
         assert files.snapshot(decoy_home) == {}, "the converter wrote into the process's own ~"
+        for name, folder in watched.items():
+            written = sorted(files.snapshot(folder))
+            assert not written, f"the converter wrote into ${name}: {written[:5]}"
+        assert _package_files(package) == package_before, f"the converter wrote into its package {package}"
 
     @requirement("converter:timezone")
     def test_timezone(self, case: Path, caps: Capabilities, contract_case: Path | None) -> None:
@@ -581,6 +636,20 @@ class ConverterContract:
         if turns_to_jsonl(utc) != plus14:
             problem = diff_turns([parse_line(line) for line in plus14.split("\n") if line], utc)
             pytest.fail(f"the output depends on the time zone (UTC+14 against UTC): {problem}", pytrace=False)
+        # A case may hold no time without an offset: make one, so reading it as local time is caught.
+        naive = files.copy_case(case, case.parent / "variant-naive" / case.name)
+        if files.strip_offsets(naive):
+            with _time_zone("UTC"):
+                naive_utc = self._convert_all(self.converter_cls(), naive)
+            with _time_zone("Pacific/Kiritimati"):
+                naive_plus14 = self._convert_all(self.converter_cls(), naive)
+            if turns_to_jsonl(naive_utc) != turns_to_jsonl(naive_plus14):
+                problem = diff_turns(naive_plus14, naive_utc)
+                pytest.fail(
+                    "with its times written without an offset, the case converts differently under "
+                    f"UTC+14 than under UTC (a time without an offset is UTC): {problem}",
+                    pytrace=False,
+                )
 
     @requirement("converter:long-text")
     def test_long_text(self, converter: Converter, case: Path, expected: Path, tmp_path: Path) -> None:
@@ -597,6 +666,26 @@ class ConverterContract:
             f"{len(filler)} were written",
             pytrace=False,
         )
+
+
+#: The variables naming folders a converter might write to, each pointed at an empty decoy.
+_WATCHED_ENV = (
+    "TMPDIR",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_RUNTIME_DIR",
+)
+
+
+def _package_files(package: Path) -> dict[str, bytes]:
+    """The converter's package folder, byte for byte (bytecode caches left out: Python writes them)."""
+    return {
+        name: data
+        for name, data in files.snapshot(package).items()
+        if "__pycache__" not in name and not name.endswith((".pyc", ".pyo"))
+    }
 
 
 @contextlib.contextmanager

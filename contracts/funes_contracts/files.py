@@ -14,17 +14,20 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import sqlite3
 import stat
 from collections.abc import Iterator
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "FILLER_MARK",
     "GARBAGE_RECORD",
+    "complete_lines",
     "copy_case",
     "corrupt_lines",
     "earlier_lines",
@@ -36,6 +39,7 @@ __all__ = [
     "snapshot",
     "sqlite_databases",
     "sqlite_fixture",
+    "strip_offsets",
     "tear_lines",
 ]
 
@@ -100,15 +104,85 @@ def earlier_lines(folder: Path) -> bool:
     return bool(files)
 
 
+def _longest_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return max((_longest_string(item) for item in items), key=len, default="")
+
+
+def _tear_point(line: str) -> int:
+    """Where to cut a JSON line: inside its longest string's text (what a reader of a half-flushed
+    record sees), else at half the line."""
+    try:
+        longest = _longest_string(json.loads(line))
+    except ValueError:
+        longest = ""
+    if len(longest) >= 2:
+        written = json.dumps(longest, ensure_ascii=False)[1:-1]
+        where = line.find(written)
+        if where >= 0:
+            return where + max(1, len(written) // 2)
+    return max(1, len(line) // 2)
+
+
 def tear_lines(folder: Path) -> bool:
-    """Cut the last record of each line-record file in half, with no newline (a writer mid-flush)."""
+    """Cut the last record of each line-record file inside its text, with no newline (a writer mid-flush)."""
     files = line_record_files(folder)
     for path in files:
         lines = [line for line in _lines(path) if line.strip()]
         last = lines[-1].rstrip("\n")
-        lines[-1] = last[: max(1, len(last) // 2)]
+        lines[-1] = last[: _tear_point(last)]
         path.write_text("".join(lines), encoding="utf-8")
     return bool(files)
+
+
+def complete_lines(folder: Path) -> bool:
+    """Each line-record file without its last record: the complete records :func:`tear_lines` keeps."""
+    files = line_record_files(folder)
+    for path in files:
+        lines = [line if line.endswith("\n") else line + "\n" for line in _lines(path) if line.strip()]
+        path.write_text("".join(lines[:-1]), encoding="utf-8")
+    return bool(files)
+
+
+_OFFSET_TIME = re.compile(r"^(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?)(?:[zZ]|[+-]\d\d:\d\d)$")
+
+
+def _naive(value: Any) -> tuple[Any, bool]:
+    if isinstance(value, str):
+        found = _OFFSET_TIME.match(value)
+        if not found:
+            return value, False
+        moment = datetime.fromisoformat(value.replace("z", "+00:00").replace("Z", "+00:00"))
+        utc = moment.astimezone(UTC).replace(tzinfo=None)
+        fraction = "." in found.group(1)
+        return utc.isoformat(timespec="milliseconds" if fraction else "seconds"), True
+    if isinstance(value, dict):
+        pairs = {k: _naive(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in pairs.items()}, any(hit for _, hit in pairs.values())
+    if isinstance(value, list):
+        items = [_naive(v) for v in value]
+        return [v for v, _ in items], any(hit for _, hit in items)
+    return value, False
+
+
+def strip_offsets(folder: Path) -> bool:
+    """Every time with an offset in the line-record files written without it, as its UTC wall time.
+
+    So ``converter:timezone`` has an offset-less time to read in every case, not only where a
+    fixture happens to hold one (a converter reading such a time as local is caught everywhere).
+    """
+    changed = False
+    for path in line_record_files(folder):
+        lines = [line for line in _lines(path) if line.strip()]
+        out = []
+        for line in lines:
+            value, hit = _naive(json.loads(line))
+            out.append(json.dumps(value, ensure_ascii=False) + "\n" if hit else line)
+            changed |= hit
+        path.write_text("".join(out), encoding="utf-8")
+    return changed
 
 
 def corrupt_lines(folder: Path) -> bool:

@@ -55,6 +55,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "slow: takes seconds (a real model, LanceDB or a subprocess); deselect with -m 'not slow'"
     )
+    config.addinivalue_line(
+        "markers",
+        "agent_cli: drives a real agent CLI (funes_contracts.agent_cli); deselect with -m 'not agent_cli'",
+    )
     config.stash[_RESULTS] = []
 
 

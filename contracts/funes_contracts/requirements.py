@@ -113,8 +113,9 @@ _CONVERTER = (
     Requirement(
         "converter:torn-tail",
         "behaviour §8.5",
-        "A last record cut off mid-write (the agent is still writing) does not crash the converter; "
-        "the complete records before it are converted as usual.",
+        "A last record cut off mid-write, inside its text (the agent is still writing), does not crash "
+        "the converter; the complete records before it are converted as usual: exactly as those "
+        "records alone convert, for JSON lines.",
     ),
     Requirement(
         "converter:bad-record",
@@ -155,7 +156,8 @@ _CONVERTER = (
         "converter:no-side-effects",
         "issue 14 (contract 2)",
         "Finding and converting sessions writes nothing: the transcripts stay byte for byte, and "
-        "nothing appears outside the output folder, the spool or the decoy HOME.",
+        "nothing appears outside the output folder and the spool: not in the decoy HOME, TMPDIR, "
+        "the XDG folders or the converter's own package.",
         added_in=2,
     ),
     Requirement(
@@ -163,8 +165,9 @@ _CONVERTER = (
         "issue 14 (contract 2); docs/turns-format.md (time policy)",
         "The output does not depend on the machine's time zone: each case converts to the same "
         "turns under UTC and under UTC+14 (a time without an offset is UTC, never local time); "
-        "an agent declaring local_time instead has exactly its offset-less times moved by each "
-        "far-off zone's offset.",
+        "the kit also writes a JSON-lines case's times without their offsets to have one; an agent "
+        "declaring local_time instead has exactly its offset-less times moved by each far-off "
+        "zone's offset.",
         added_in=2,
     ),
     Requirement(

@@ -211,8 +211,61 @@ class DropsOneTurn(EchoConverter):
         return [replace(t, seq=i) for i, t in enumerate(turns)]
 
 
+# -- what the kit of issue 14 still let through (issue 28, item 3) ----------------------------------
+
+
+class GivesUpWhenTorn(EchoConverter):
+    # A torn last line makes it give up on the whole file: zero turns passed the prefix rule.
+
+    def convert(self, ref):
+        lines = [l for l in ref.path.read_bytes().split(b"\\n") if l.strip()]
+        try:
+            json.loads(lines[-1])
+        except ValueError:
+            return []
+        return super().convert(ref)
+
+
+class CachesInXdg(EchoConverter):
+    # Keeps a cache in $XDG_CACHE_HOME.
+
+    def convert(self, ref):
+        import os
+
+        turns = super().convert(ref)
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "funes-echo"
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / (ref.session_id + ".n")).write_text(str(len(turns)), encoding="utf-8")
+        return turns
+
+
+class CachesInTmp(EchoConverter):
+    # Leaves a temporary file behind.
+
+    def convert(self, ref):
+        import os
+        import tempfile
+
+        handle, _ = tempfile.mkstemp(prefix="funes-echo-")
+        os.close(handle)
+        return super().convert(ref)
+
+
+class NaiveLocalNoFixtureTime(NaiveLocalTime):
+    # The same bug as NaiveLocalTime, on fixtures whose every time has an offset: the kit makes one.
+    pass
+
+
+ONLY_OFFSETS = Path(__file__).parent / "only-offsets"
+if not ONLY_OFFSETS.exists():
+    import shutil
+
+    shutil.copytree(FIX / "cases" / "basic", ONLY_OFFSETS / "cases" / "basic")
+
+
 def converter_case(cls):
-    return type(f"Test{cls.__name__}", (ConverterContract,), {"converter_cls": cls, "fixtures_dir": FIX})
+    fixtures = ONLY_OFFSETS if cls is NaiveLocalNoFixtureTime else FIX
+    return type(f"Test{cls.__name__}", (ConverterContract,), {"converter_cls": cls, "fixtures_dir": fixtures})
 
 
 def installer_case(cls):
@@ -239,6 +292,10 @@ for _cls in (
     SalvagesTorn,
     CountsRecords,
     DropsOneTurn,
+    GivesUpWhenTorn,
+    CachesInXdg,
+    CachesInTmp,
+    NaiveLocalNoFixtureTime,
 ):
     globals()[f"Test{_cls.__name__}"] = converter_case(_cls)
 for _cls in (Clobbering, Greedy):
@@ -278,6 +335,12 @@ EXPECTED_FAILURES = {
     "TestSalvagesTorn": {"converter:torn-tail"},
     "TestCountsRecords": {"converter:golden", "converter:stable-ids", "converter:torn-tail"},
     "TestDropsOneTurn": {"converter:golden", "converter:stable-ids", "converter:long-text"},
+    # What the kit of contract 2 still let through (issue 28): one requirement each.
+    "TestGivesUpWhenTorn": {"converter:torn-tail"},
+    # Without XDG_CACHE_HOME it writes ~/.cache, which discover's decoy HOME catches too.
+    "TestCachesInXdg": {"converter:no-side-effects", "converter:discover"},
+    "TestCachesInTmp": {"converter:no-side-effects"},
+    "TestNaiveLocalNoFixtureTime": {"converter:timezone"},
     "TestClobbering": {
         "installer:preserves-config",
         "installer:remove-restores",
@@ -423,3 +486,36 @@ def test_an_unknown_requirement_id_is_a_usage_error(tmp_path: Path, run_suite: R
     done, _ = run_suite(tmp_path, source)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "unknown requirement id 'converter:no-such-rule'" in done.stderr + done.stdout
+
+
+WRONG_FIXTURES = """
+from pathlib import Path
+
+import pytest
+
+from funes_contracts import ConverterContract
+from funes_echo import EchoConverter
+
+
+class TestWrongPath(ConverterContract):
+    converter_cls = EchoConverter
+    fixtures_dir = Path(__file__).parent / "no-such-fixtures"
+
+
+@pytest.mark.agent_cli
+def test_the_kit_registers_the_agent_cli_marker():
+    pass
+"""
+
+
+def test_a_configured_fixtures_folder_that_is_missing_fails(tmp_path: Path, run_suite: RunSuite) -> None:
+    """A wrong path must not give a green run of skips; the kit's markers need no conftest."""
+    done, results = run_suite(tmp_path, WRONG_FIXTURES, "--strict-markers")
+    assert done.returncode == 1, done.stdout[-3000:]
+    golden = next(r for r in results if r["requirement"] == "converter:golden")
+    assert golden["outcome"] in ("failed", "error"), golden  # failed in the fixture: an error
+    assert "TestWrongPath.fixtures_dir" in golden["reason"] and "does not exist" in golden["reason"]
+    discover = next(r for r in results if r["requirement"] == "converter:discover")
+    assert discover["outcome"] == "failed", discover
+    assert not [r for r in results if r["outcome"] == "skipped" and "fixtures" in r.get("reason", "")]
+    assert "PytestUnknownMarkWarning" not in done.stdout + done.stderr

@@ -17,6 +17,7 @@ import inspect
 import logging
 import os
 import re
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -67,12 +68,23 @@ Memory_ = Annotated[str | None, Field(description=_MEMORY_DOC)]
 
 
 class _Memories:
-    """The server's memory and any per-call overrides, each opened once and kept."""
+    """The server's memory and any per-call overrides, each opened once and kept.
 
-    def __init__(self, default_spec: str | None, home: Home | None) -> None:
+    ``cache`` is shared by every MCP session of the memory service (and its CLI calls), so a
+    memory is opened once per service; ``lock`` then serialises the calls of all sessions.
+    """
+
+    def __init__(
+        self,
+        default_spec: str | None,
+        home: Home | None,
+        cache: dict[str | None, Memory | MemorySet] | None = None,
+        lock: threading.RLock | None = None,
+    ) -> None:
         self.default_spec = default_spec
         self.home = home
-        self._open: dict[str | None, Memory | MemorySet] = {}
+        self._open: dict[str | None, Memory | MemorySet] = {} if cache is None else cache
+        self.lock = lock if lock is not None else threading.RLock()
 
     def get(self, spec: str | None, verb: str = "recall") -> Memory | MemorySet:
         """The memory a call names. An agent may name only ``local`` and configured remotes:
@@ -163,7 +175,9 @@ def _tool_parameter(field: ParamField) -> inspect.Parameter:
     )
 
 
-def tool_for(verb: Verb[Any], memories: _Memories) -> Callable[..., str]:
+def tool_for(
+    verb: Verb[Any], memories: _Memories, service_note: Callable[[], str] | None = None
+) -> Callable[..., str]:
     """A tool function whose signature is ``verb``'s declared arguments plus ``memory``.
 
     The SDK validates with a parameter's alias (``from``) and calls with the alias as the keyword,
@@ -180,8 +194,11 @@ def tool_for(verb: Verb[Any], memories: _Memories) -> Callable[..., str]:
         from funes_core.telemetry import measure
 
         root = memories.home.root if memories.home is not None else None
-        with measure(verb.name, face="mcp", root=root):
-            return _call(lambda: verb.run(memories.get(spec, verb.name), verb.args(**kwargs)))
+        with measure(verb.name, face="mcp", root=root), memories.lock:
+            text = _call(lambda: verb.run(memories.get(spec, verb.name), verb.args(**kwargs)))
+        if service_note is not None and verb.name == "status":
+            text += service_note()
+        return text
 
     params = [_tool_parameter(f) for f in fields]
     params.append(
@@ -232,18 +249,30 @@ def _lean() -> bool:
     return os.environ.get("FUNES_LEAN_MALLOC", "1") != "0"
 
 
-def make_server(memory: str | None = None, *, home: Home | None = None) -> MCPServer[Any]:
-    """Build the server. ``memory`` is the server's memory spec (``None`` = the default local one)."""
+def make_server(
+    memory: str | None = None,
+    *,
+    home: Home | None = None,
+    cache: dict[str | None, Memory | MemorySet] | None = None,
+    lock: threading.RLock | None = None,
+    service_note: Callable[[], str] | None = None,
+) -> MCPServer[Any]:
+    """Build the server. ``memory`` is the server's memory spec (``None`` = the default local one).
+
+    The memory service builds one per MCP session over its shared ``cache`` and ``lock``;
+    ``service_note`` is appended to the ``status`` tool's text (who served it: the service, or
+    this process and why).
+    """
     lean_malloc()
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
-    memories = _Memories(memory, home)
+    memories = _Memories(memory, home, cache, lock)
     server: MCPServer[Any] = MCPServer(name="funes", version=__version__, instructions=INSTRUCTIONS)
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for verb in TOOLS:
         server.tool(name=verb.name, annotations=read_only, description=verb.tool_help)(
-            tool_for(verb, memories)
+            tool_for(verb, memories, service_note)
         )
     return server
 

@@ -656,13 +656,20 @@ _ADAPTER: list[Any] = [None]
 def serve_stdio(memory: str | None, make_server: Callable[[], Any] | None = None) -> None:
     """Serve MCP on this process's stdin/stdout through the front (see the module docstring).
 
-    ``make_server`` builds the SDK server (default: :func:`funes_core.faces.mcp.make_server` for
-    ``memory``); it runs in the background thread, so its imports happen there, after the
-    handshake was answered. fd 0 and 1 are taken over at once: the front reads and writes
+    By default the session is relayed to the memory service (:mod:`funes_core.serve.relay`,
+    started on demand); when none can be had (``FUNES_SERVICE=off``, no Unix sockets, a socket
+    that cannot be trusted, a service that will not start) the SDK server runs here, the log says
+    why, and the ``status`` tool says so. ``make_server`` builds that SDK server (default:
+    :func:`funes_core.faces.mcp.make_server` for ``memory``; given, the service is not used); it
+    runs in the background thread, so its imports happen there, after the handshake was answered.
+    fd 0 and 1 are taken over at once: the front reads and writes
     private duplicates, and the SDK later finds pipes in their place.
     """
     from funes_core import __version__
 
+    use_service = make_server is None
+    #: What the in-process server's ``status`` tool says about the service (why it is not used).
+    fallback_note: list[str] = ["service: not used (FUNES_SERVICE=off); this session is served in-process\n"]
     if make_server is None:
 
         def make_server() -> Any:
@@ -670,7 +677,7 @@ def serve_stdio(memory: str | None, make_server: Callable[[], Any] | None = None
             from funes_core.faces.mcp import make_server as build
 
             configure_logging()
-            return build(memory)
+            return build(memory, service_note=lambda: fallback_note[0])
 
     in_fd = os.dup(0)
     out_fd = os.dup(1)
@@ -680,6 +687,25 @@ def serve_stdio(memory: str | None, make_server: Callable[[], Any] | None = None
     os.dup2(2, 1)  # stray prints go to stderr, never onto the wire
     writer = _Writer(out_fd)
     build_server = make_server
+
+    def start(front: Front) -> None:
+        """Relay to the memory service; serve in-process when it cannot be had (and say so)."""
+        if use_service:
+            from funes_core.serve import client
+
+            if not client.service_disabled():
+                try:
+                    root = client.home_root()
+                    conn = client.ensure_service(root, "mcp", memory=memory)
+                except Exception as exc:  # ServiceUnavailableError, HomeError: work in-process
+                    _log(f"the memory service is not available ({exc}): serving in-process")
+                    fallback_note[0] = f"service: not used ({exc}); this session is served in-process\n"
+                else:
+                    from funes_core.serve.relay import Relay
+
+                    Relay(front, root, memory, conn).run()
+                    return
+        start_sdk(front)
 
     def start_sdk(front: Front) -> None:
         try:
@@ -729,7 +755,7 @@ def serve_stdio(memory: str | None, make_server: Callable[[], Any] | None = None
             relay_thread.join()
             front.sdk_done.set()
 
-    Front(in_fd, writer, start_sdk, __version__).run()
+    Front(in_fd, writer, start, __version__).run()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -369,6 +369,16 @@ class Converter(IntegrationPart):
         """Whether the agent has left any trace under ``home`` (one of its session roots exists)."""
         return any(root.exists() for root in self.session_roots(home))
 
+    def retention(self, home: Path) -> str | None:
+        """How long the agent keeps its transcripts under ``home``, in one line (``None``: unknown).
+
+        Override it when the agent deletes or keeps transcripts by a rule (Claude Code's
+        ``cleanupPeriodDays``): ``funes integrations install`` says it, and that funes keeps its
+        own copy, because once the agent has deleted a transcript the memory holds the only one.
+        Read the agent's setting; never raise for a malformed one (say the default instead).
+        """
+        return None
+
     @staticmethod
     def transcript_files(path: Path, pattern: str = "*.jsonl") -> list[Path]:
         """The candidate transcripts in ``path``: itself if a file, else its files matching ``pattern``.

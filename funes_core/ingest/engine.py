@@ -1021,6 +1021,9 @@ def run_index(
         raise IndexRunError("--harness selects a spool; it cannot be combined with PATH")
     home = (home or Home.resolve()).ensure()
     say = warn or (lambda msg: print(msg, file=sys.stderr))
+    from funes_core.store.trash import prune
+
+    prune(home)  # trash entries past their week
     bound_native_memory()  # before LanceDB starts its threads
     if embedder is None:
         # Before the lock and before anything is created: an unknown model, a memory built with

@@ -69,9 +69,11 @@ if TYPE_CHECKING:
     from funes_core.store.base import Row, Store
 
 __all__ = [
+    "BUSY_SHARE",
     "COMMIT_ROWS",
     "COMMIT_SECONDS",
     "DEFAULT_RATE",
+    "RECENT_SECONDS",
     "Outcome",
     "Progress",
     "WorkerOptions",
@@ -96,6 +98,8 @@ COMMIT_ROWS = 2048
 COMMIT_SECONDS = 120.0
 #: Texts per call into the model; progress is reported after each.
 EMBED_BATCH = 32
+#: glibc's mmap threshold while embedding (see :meth:`_Worker.run`).
+EMBED_MMAP_THRESHOLD = 128 * 1024
 #: How long one attempt at the store lock waits before the worker logs and tries again.
 LOCK_ATTEMPT_SECONDS = 30.0
 #: Below this much free space no commit is attempted: the worker stops with a clear line.
@@ -108,6 +112,11 @@ DEFAULT_RATE = 10.0
 LINGER_MIN_ROWS = COMMIT_ROWS
 #: How often a finished worker looks for newly owed rows while it waits to clean up.
 LINGER_POLL_SECONDS = 15.0
+#: The window of recent commits ``status`` checks the estimate against: 10 minutes.
+RECENT_SECONDS = 600.0
+#: The estimate stopped holding when the last window committed less than this share of what
+#: the recorded rate promised (the machine is busy: the worker yields at nice 19).
+BUSY_SHARE = 0.5
 #: At most one ``funes index`` started for producers' dirty spools per this many seconds.
 INDEXER_SPACING_SECONDS = 60.0
 
@@ -158,6 +167,37 @@ class Progress:
     owed: int = 0
     rate: float | None = None
     error: str | None = None
+    #: ``[UTC time, vectors]`` of each recent commit (the last :data:`RECENT_SECONDS` or so): what
+    #: ``status`` checks the estimate against, since ``rate`` only counts time spent embedding
+    commits: list[tuple[str, int]] = field(default_factory=list)
+
+    def recent(self, now: datetime, window: float | None = None) -> int:
+        """Vectors committed in the ``window`` seconds before ``now`` (default :data:`RECENT_SECONDS`)."""
+        since = now.timestamp() - (RECENT_SECONDS if window is None else window)
+        total = 0
+        for at, rows in self.commits:
+            try:
+                stamp = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+            except ValueError:
+                continue
+            if stamp >= since:
+                total += rows
+        return total
+
+    def note_commit(self, rows: int, now: datetime | None = None) -> None:
+        """Remember a commit, forgetting those older than twice the window."""
+        moment = now or datetime.now(UTC)
+        self.commits.append((moment.strftime("%Y-%m-%dT%H:%M:%SZ"), rows))
+        horizon = moment.timestamp() - 2 * RECENT_SECONDS
+        kept = []
+        for at, n in self.commits[-256:]:
+            try:
+                stamp = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+            except ValueError:
+                continue
+            if stamp >= horizon:
+                kept.append((at, n))
+        self.commits = kept
 
     @classmethod
     def load(cls, path: Path) -> Progress | None:
@@ -191,6 +231,7 @@ class Progress:
             if isinstance(rate, int | float) and not isinstance(rate, bool) and rate > 0
             else None,
             error=text("error"),
+            commits=_commits(raw.get("commits")),
         )
 
     def save(self, path: Path) -> bool:
@@ -201,6 +242,23 @@ class Progress:
         except OSError:
             return False
         return True
+
+
+def _commits(raw: object) -> list[tuple[str, int]]:
+    """The ``commits`` list of a progress file, each entry checked (a hand-edited file is no error)."""
+    out: list[tuple[str, int]] = []
+    if isinstance(raw, list):
+        for item in raw:
+            if (
+                isinstance(item, list | tuple)
+                and len(item) == 2
+                and isinstance(item[0], str)
+                and isinstance(item[1], int)
+                and not isinstance(item[1], bool)
+                and item[1] >= 0
+            ):
+                out.append((item[0], item[1]))
+    return out
 
 
 def estimate_seconds(owed: int, rate: float | None) -> float:
@@ -478,6 +536,11 @@ class _Worker:
         from funes_core.models.vectors import ModelMismatchError
         from funes_core.store import NoIndexError, open_store
 
+        # The model's tensors (hundreds of KB each, a new size with every batch) go back to the
+        # system when freed instead of fragmenting the heap: 451 -> 386 MB peak for the same CPU
+        # (issue 29, docs/benchmarks.md). Before the store opens, so its buffers follow it too.
+        portable.set_mmap_threshold(EMBED_MMAP_THRESHOLD)
+        portable.trim_malloc()  # what `index --wait` freed while storing, before the model loads
         try:
             store = open_store(home=self.home)
         except NoIndexError:
@@ -554,6 +617,7 @@ class _Worker:
         self.last_commit = self.clock()
         self.throughput.add(self.last_commit - began, len(pending))
         self.progress.done += len(pending)
+        self.progress.note_commit(len(pending))
         self.progress.owed = max(0, self.progress.owed - len(pending))
         self.progress.rate = self.throughput.value() or self.progress.rate
         self.report()
@@ -645,12 +709,18 @@ def wait_for_embeddings(
     poll: float = 1.0,
     sleep: Callable[[float], None] = time.sleep,
     embedder: Embedder | None = None,
+    take_over: bool = False,
 ) -> Progress:
     """Block until nothing is owed: watch the running worker, or embed here when none runs.
 
-    A worker that dies while watched (``kill -9``) is replaced by this process itself. Returns
-    the last progress; its ``error`` says why it stopped early (e.g. a full disk).
+    A worker that dies while watched (``kill -9``) is replaced by this process itself. With
+    ``take_over`` (``index --wait``, ``push``: a person is waiting) a background worker still
+    embedding is stopped and the work is done here, at normal priority on every core: the worker
+    runs at nice 19 and on a busy machine may barely move. Returns the last progress; its
+    ``error`` says why it stopped early (e.g. a full disk).
     """
+    if take_over and worker_alive(home) and _owed_now(home):
+        stop_worker(home)
     while True:
         if worker_alive(home):
             seen = Progress.load(progress_path(home)) or Progress(state="running")

@@ -68,8 +68,12 @@ MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2 (int8 onnx)"
 DEFAULT_ALIAS = "minilm"
 DIM = 384
 #: Texts per forward pass. Measured on 2 cores with 256-token texts: batch 8 embeds as fast as 16
-#: (~37/s) with a peak RSS of ~530 MB instead of ~830 MB (onnxruntime's arena grows with the batch).
-BATCH_SIZE = 8
+#: (~37/s) with a peak RSS of ~530 MB instead of ~830 MB (onnxruntime's arena grows with the batch);
+#: on real chunks of mixed length smaller batches pad less, and onnxruntime's arena holds one
+#: batch's tensors: with the memory pattern off, batch 2 takes 9 % less CPU than 8 did and the
+#: embedder's peak falls from 877 to 292 MB (batch 4: 16 % less CPU, 386 MB; issue 29,
+#: docs/benchmarks.md).
+BATCH_SIZE = 2
 #: sentence-transformers' ``max_seq_length`` for this model; longer texts are truncated.
 MAX_TOKENS = 256
 #: The name the model is registered under inside fastembed (a process-wide registry).
@@ -223,6 +227,10 @@ def _session(model_file: Path, *, threads: int, arena: bool, spinning: bool) -> 
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.enable_cpu_mem_arena = arena
+    # The memory pattern plans one block per input shape and keeps it in the arena; batches padded
+    # to their longest text have a new shape almost every time, so the arena grew with each one
+    # (877 MB -> 596 MB peak without it, the same CPU time: docs/benchmarks.md, issue 29).
+    options.enable_mem_pattern = False
     if not spinning:
         # Idle ORT threads spin on a core waiting for work; on a shared or loaded machine that is
         # CPU taken from everyone else for nothing (measured: 7.4 -> 10.3 passages/CPU-second).

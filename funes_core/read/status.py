@@ -181,12 +181,27 @@ class EmbeddingStatus:
     error: str | None
     #: free bytes on the disk holding ``$FUNES_HOME`` (to explain a worker that died of a full disk)
     free_bytes: int | None = None
+    #: vectors the worker committed in the last 10 minutes, and how long it has run (seconds)
+    recent: int | None = None
+    running: float | None = None
+
+    def busy(self) -> bool:
+        """The estimate stopped holding: over the last 10 minutes the worker (alive that long)
+        committed less than half of what its recorded rate promised: the machine is busy, and
+        the worker, at nice 19, yields to everything else."""
+        from funes_core.ingest.worker import BUSY_SHARE, RECENT_SECONDS
+
+        if not self.alive or not self.rate or self.recent is None or self.running is None:
+            return False
+        return self.running >= RECENT_SECONDS and self.recent < BUSY_SHARE * self.rate * RECENT_SECONDS
 
     def eta_seconds(self, owed: int) -> float | None:
-        from funes_core.ingest.worker import estimate_seconds
+        from funes_core.ingest.worker import RECENT_SECONDS, estimate_seconds
 
         if not self.alive or not owed:
             return None
+        if self.busy():
+            return estimate_seconds(owed, (self.recent or 0) / RECENT_SECONDS) if self.recent else None
         return estimate_seconds(owed, self.rate)
 
     def describe(self, owed: int, now: datetime) -> str:
@@ -197,6 +212,12 @@ class EmbeddingStatus:
         if self.alive:
             if self.rate is None:
                 return f"the background worker{pid} is starting"
+            if self.busy():
+                return (
+                    f"the machine is busy: the background worker{pid} embedded {self.recent} chunk(s) "
+                    "in the last 10 minutes (it yields to other work), so no estimate holds; "
+                    "`funes index --wait` embeds the rest at normal priority"
+                )
             eta = self.eta_seconds(owed) or 0.0
             finish = (now + timedelta(seconds=eta)).astimezone(UTC).strftime("%H:%M UTC")
             return (
@@ -224,6 +245,8 @@ class EmbeddingStatus:
             "eta_seconds": round(eta) if eta is not None else None,
             "eta": (now + timedelta(seconds=eta)).strftime("%Y-%m-%dT%H:%M:%SZ") if eta is not None else None,
             "error": self.error,
+            "recent_chunks_10min": self.recent,
+            "busy": self.busy(),
             "summary": self.describe(owed, now) if owed else None,
         }
 
@@ -238,12 +261,13 @@ def _duration(seconds: float) -> str:
     return f"{minutes // 60} h {minutes % 60:02d} min"
 
 
-def collect_embedding(home: Home) -> EmbeddingStatus | None:
+def collect_embedding(home: Home, now: datetime | None = None) -> EmbeddingStatus | None:
     """What the background worker last said, and whether it still runs; ``None`` if it never ran."""
     import shutil
 
     from funes_core.ingest.worker import Progress, progress_path, worker_alive
 
+    now = now or datetime.now(UTC)
     recorded = Progress.load(progress_path(home))
     alive = worker_alive(home)
     if recorded is None and not alive:
@@ -262,7 +286,20 @@ def collect_embedding(home: Home) -> EmbeddingStatus | None:
         rate=recorded.rate,
         error=recorded.error,
         free_bytes=free,
+        recent=recorded.recent(now),
+        running=_since(recorded.started, now),
     )
+
+
+def _since(stamp: str | None, now: datetime) -> float | None:
+    """Seconds from a progress file's UTC time to ``now`` (``None`` when absent or unreadable)."""
+    if not stamp:
+        return None
+    try:
+        began = datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    return (now - began).total_seconds()
 
 
 def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home | None = None) -> StatusReport:

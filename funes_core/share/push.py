@@ -18,7 +18,11 @@ later push (a remote is append-only and never gains a vector afterwards).
   probably not the one meant; a terminal is asked, anything else needs ``--yes``.
 - **Removals first**: when scrub or purge removed or changed rows locally since this remote last
   saw them (the purge log), the remote is rewritten the same way before anything new is pushed
-  (:mod:`funes_core.store.rewrite`), so no object in the bucket still holds the removed text.
+  (:mod:`funes_core.store.rewrite`), so no object in the bucket still holds the removed text. A
+  push killed during that rewrite is finished by the next one: the rows are gone from the newest
+  version, but its older versions are deleted then (and lost indexes built again), and the receipt
+  that says the remote absorbed the log is written only after. Rows of a local purge that was
+  itself interrupted are never published.
 - **Index upkeep is a separate step with a threshold** (:func:`upkeep`), as in the original tool,
   run by every push, also one with nothing to upload: a push killed during it is finished by the rerun.
   Rows outside the indexes are still found (LanceDB scans them flat beside the index search), so
@@ -208,7 +212,7 @@ def push(
     from funes_core.models.vectors import ModelMismatchError
     from funes_core.store import open_store
     from funes_core.store.lance import NotFunesMemoryError
-    from funes_core.store.purgelog import mark_applied, pending_for
+    from funes_core.store.purgelog import mark_applied, pending_for, unfinished
 
     if remote.scheme == "hf":
         raise PushRefused(
@@ -244,10 +248,15 @@ def push(
         # Removals recorded by scrub/purge since this remote last saw them: rewrite it first.
         pending = pending_for(home, remote.name)
         # Only when the remote holds one of them: a rewrite costs a full copy of the remote.
-        if pending.ids and target.exists() and target.existing_ids(pending.ids):
-            result = target.rewrite(drop_ids=pending.ids, spool_dir=home.cache_dir)
-            report.removed = result.removed
-            say(f"{remote.name}: rewrote the remote without {result.removed} removed row(s)")
+        if pending.ids and target.exists():
+            if target.existing_ids(pending.ids):
+                result = target.rewrite(drop_ids=pending.ids, spool_dir=home.cache_dir)
+                report.removed = result.removed
+                say(f"{remote.name}: rewrote the remote without {result.removed} removed row(s)")
+            else:
+                # Absent already, perhaps because a push rewriting it was killed after the
+                # overwrite: its older versions may still hold the rows. Finish that rewrite.
+                target.finish_rewrite()
         remote_ids = target.all_ids() if target.exists() else set()
         local_rows = local.arrow_rows(with_vector=False, where="vector IS NOT NULL")
         report.owed = local.count_where("vector IS NULL")
@@ -264,6 +273,10 @@ def push(
                 )
         remote_array = pa.array(sorted(remote_ids), pa.utf8())
         delta = local_rows.filter(pc.invert(pc.is_in(local_ids, value_set=remote_array)))
+        # A local purge that was interrupted: its rows may still be stored here; never publish them.
+        purging = pa.array(sorted({str(i) for e in unfinished(home) for i in e.get("ids") or ()}), pa.utf8())
+        if len(purging):
+            delta = delta.filter(pc.invert(pc.is_in(delta.column("id"), value_set=purging)))
         report.already = local_rows.num_rows - delta.num_rows
         held: set[str] = set()
         blocks, fields = _blocks(delta)

@@ -1140,8 +1140,31 @@ class LanceStore:
         if with_vectors >= self.ann_min_rows:
             self._build_ann(table, with_vectors)
 
+    def table_schema(self) -> pa.Schema | None:
+        """The table's Arrow schema, or ``None`` before it exists."""
+        table = self._tbl()
+        return None if table is None else table.schema
+
+    def finish_rewrite(self) -> None:
+        """Finish a rewrite that was killed after its overwrite committed: build the indexes again
+        if the overwrite dropped them, and delete every older version (they hold the removed text)."""
+        from funes_core.store.rewrite import drop_history
+
+        table = self._tbl()
+        if table is None:
+            return
+        if not any("text" in list(i.columns) for i in table.list_indices()):
+            self.rebuild_indexes(table)
+        drop_history(table)
+        self._table = None
+
     def rewrite(
-        self, *, drop_ids: Iterable[str], replacements: Sequence[Row] = (), spool_dir: Path
+        self,
+        *,
+        drop_ids: Iterable[str],
+        replacements: Sequence[Row] = (),
+        spool_dir: Path,
+        replacement_table: pa.Table | None = None,
     ) -> RewriteResult:
         """Rewrite the table without ``drop_ids`` (plus ``replacements``), leaving no old file behind.
 
@@ -1159,7 +1182,7 @@ class LanceStore:
 
             return RewriteResult(0, 0, 0)
         schema = table.schema
-        extra = None
+        extra = replacement_table
         if replacements:
             items = list({r.id: r for r in replacements}.values())
             columns: dict[str, Any] = {c: [getattr(r, c) for r in items] for c in _ROW_COLUMNS}

@@ -3,8 +3,17 @@
 ``$FUNES_HOME/purge.log`` holds one JSON object per line, appended by every ``funes scrub`` and
 ``funes purge``::
 
-    {"at": "2026-12-01T15:00:00+00:00", "op": "purge", "by": "session", "sessions": ["…"],
-     "rows": 12, "ids": ["3f2a…", …]}
+    {"at": "2026-12-01T15:00:00+00:00", "event": "9c1e…", "op": "purge", "by": "session",
+     "sessions": ["…"], "rows": 12, "ids": ["3f2a…", …], "state": "intent", "trash": true}
+    {"at": "2026-12-01T15:00:02+00:00", "op": "done", "of": "9c1e…"}
+
+An event is written **before** the rewrite it announces (``state: intent``) and closed by a
+``done`` line once nothing of the removed text is left under ``$FUNES_HOME``. So a purge killed
+at any point is still in the log: the store refuses its rows from then on, the next push removes
+them from each remote, and the next ``funes purge`` or ``funes scrub`` finishes it
+(:func:`unfinished`). ``funes purge --undo`` adds ``{"op": "undo", "of": "9c1e…"}``: the rows
+came back from the trash, so the event no longer denies them, nor removes them from a remote
+that has not absorbed it yet. ``trash`` says whether a restorable copy was kept.
 
 ``ids`` are chunk ids, content-free hashes of where a chunk sat (session, turn, block, split);
 ``sessions`` are session ids, named only when the user purged by session. A ``--match`` text is
@@ -35,7 +44,20 @@ from funes_core.files import atomic_write_text
 if TYPE_CHECKING:
     from funes_core.home import Home
 
-__all__ = ["Denied", "Pending", "append_event", "denied", "events", "log_path", "mark_applied", "pending_for"]
+__all__ = [
+    "Denied",
+    "Pending",
+    "append_event",
+    "denied",
+    "events",
+    "log_path",
+    "mark_applied",
+    "mark_done",
+    "mark_undone",
+    "pending_for",
+    "undone",
+    "unfinished",
+]
 
 LOG_FILE = "purge.log"
 
@@ -57,10 +79,16 @@ def append_event(
     ids: Iterable[str],
     sessions: Iterable[str] = (),
     changed: int = 0,
+    event_id: str | None = None,
+    intent: bool = False,
+    trash: bool | None = None,
+    at: str | None = None,
 ) -> dict[str, Any]:
-    """Append one event (0600 file, one line, fsynced) and return it."""
+    """Append one event (0600 file, one line, fsynced) and return it.
+
+    ``intent``: the rewrite has not happened yet; :func:`mark_done` closes the event after it."""
     event: dict[str, Any] = {
-        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "at": at or now_iso(),
         "op": op,
         "by": by,
         "rows": rows,
@@ -68,6 +96,50 @@ def append_event(
         "sessions": sorted(set(sessions)),
         "ids": sorted(set(ids)),
     }
+    if event_id is not None:
+        event["event"] = event_id
+    if intent:
+        event["state"] = "intent"
+    if trash is not None:
+        event["trash"] = trash
+    _append(home, event)
+    return event
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_event_id() -> str:
+    """A random id naming one event (and its trash entry); content-free."""
+    import uuid
+
+    return uuid.uuid4().hex[:16]
+
+
+def mark_done(home: Home, event_id: str) -> None:
+    """Close an intent: its rewrite is finished and no copy is left under ``$FUNES_HOME``."""
+    _append(home, {"at": now_iso(), "op": "done", "of": event_id})
+
+
+def mark_undone(home: Home, event_id: str, rows: int) -> None:
+    """Record that an event's rows were restored from the trash."""
+    _append(home, {"at": now_iso(), "op": "undo", "of": event_id, "rows": rows})
+
+
+def unfinished(home: Home) -> list[dict[str, Any]]:
+    """Purge and scrub events written as an intent and never closed (the run was killed)."""
+    all_events = events(home)
+    closed = {str(e.get("of")) for e in all_events if e.get("op") == "done"}
+    return [e for e in all_events if e.get("state") == "intent" and str(e.get("event")) not in closed]
+
+
+def undone(all_events: Iterable[dict[str, Any]]) -> set[str]:
+    """The ids of the events whose rows were restored by ``funes purge --undo``."""
+    return {str(e.get("of")) for e in all_events if e.get("op") == "undo"}
+
+
+def _append(home: Home, event: dict[str, Any]) -> None:
     path = log_path(home)
     home.ensure()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -75,7 +147,6 @@ def append_event(
         fh.write(json.dumps(event, separators=(",", ":")) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
-    return event
 
 
 def events(home: Home) -> list[dict[str, Any]]:
@@ -109,8 +180,10 @@ class Denied:
 def denied(home: Home) -> Denied:
     sessions: set[str] = set()
     ids: set[str] = set()
-    for event in events(home):
-        if event.get("op") != "purge":
+    all_events = events(home)
+    restored = undone(all_events)
+    for event in all_events:
+        if event.get("op") != "purge" or str(event.get("event")) in restored:
             continue
         sessions.update(str(s) for s in event.get("sessions") or ())
         if event.get("by") == "match":
@@ -134,8 +207,11 @@ def pending_for(home: Home, remote: str) -> Pending:
     except (OSError, ValueError, AttributeError, TypeError):
         applied = 0
     new = all_events[applied:]
+    restored = undone(all_events)
     ids: set[str] = set()
     for event in new:
+        if event.get("event") is not None and str(event.get("event")) in restored:
+            continue
         ids.update(str(i) for i in event.get("ids") or ())
     return Pending(frozenset(ids), len(new), len(all_events))
 

@@ -85,7 +85,7 @@ def rewrite_table(
                 for rb in replacements.to_batches(_BATCH):
                     writer.write_batch(_conform(rb, schema))
         with pa.OSFile(str(spool), "rb") as source:
-            table.add(pa.ipc.open_stream(source), mode="overwrite")
+            table.add(pa.ipc.open_stream(source), mode="overwrite", on_bad_vectors="null")
     finally:
         spool.unlink(missing_ok=True)
     rebuild_indexes(table)

@@ -21,6 +21,7 @@ from funes_core.faces.cli import (
     notes,
     plugins,
     read,
+    serve,
     share,
     stats,
     status,
@@ -104,6 +105,7 @@ def make_app(pm: FunesPluginManager | None = None) -> typer.Typer:
     share.register(app)
     stats.register(app)
     mcp.register(app)
+    serve.register(app)
     ui.register(app)
     plugins.register(app, pm)
     models.register(app, pm)

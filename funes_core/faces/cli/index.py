@@ -45,9 +45,10 @@ and results follow.
 Embeddings are computed by a background worker, which `funes index` starts when any are owed
 and then returns: one worker at a time, at low CPU and I/O priority, resumed by the next run if it
 was stopped. Rows still owed an embedding are found by keyword search meanwhile. `funes status`
-shows how many are owed, the rate and when it should finish. --wait then waits until every
-embedding is done, with a progress bar (when no worker is running it embeds here, at full speed;
-Ctrl-C stops waiting and keeps everything committed).
+shows how many are owed, the rate and when it should finish (or, when the machine is so busy that
+the estimate stopped holding, how many were embedded in the last 10 minutes). --wait then embeds
+every owed row here, at normal priority on every core, with a progress bar (a background worker
+still at it is stopped first: it runs at nice 19; Ctrl-C stops and keeps everything committed).
 
 --budget stops cleanly after the batch that crosses the time limit and says what is left.
 --rebuild indexes PATH, or the spools, into a fresh memory. The old memory waits at
@@ -57,7 +58,9 @@ holds. --rebuild --model NAME changes the memory's embedding model: every chunk 
 is copied (searchable by keyword at once) and re-embedded with NAME by the background worker (or
 here, with --wait). The model is stamped in the memory; a later --model (or FUNES_MODEL) that names
 another one is refused. `funes models` lists the models; a catalogue model needs its weights on
-this machine (`funes models pull`).
+this machine (`funes models pull`). A rebuild rewrites every stored turn, so it first shows what the
+memory holds (turns, rows, sessions, agents, dates, three redacted samples) and asks at a terminal;
+off a terminal it needs --yes, and --dry-run shows the preview and changes nothing.
 
 Exit status: 0 done; 1 a file was rejected, the run could not start, or (--wait) embedding
 stopped on an error; 75 another funes index holds the store lock (retry later); 130 interrupted
@@ -240,6 +243,35 @@ def _run(
             progress.close()
 
 
+def _rebuild_brakes(*, yes: bool, dry_run: bool) -> bool:
+    """``--rebuild`` rewrites every stored turn: show what the memory holds, then ask or need --yes.
+
+    True when the rebuild may go on. An empty or missing memory has nothing to lose."""
+    from funes_core.home import Home, HomeError
+    from funes_core.share.brakes import preview_rows
+    from funes_core.store import NoIndexError, open_store
+
+    try:
+        store = open_store(None, home=Home.resolve())
+    except (NoIndexError, HomeError):
+        return not dry_run
+    rows = store.scan()
+    if not rows:
+        return not dry_run
+    turns = len({(r.session_id, r.turn_uuid) for r in rows})
+    preview = preview_rows(rows, total_turns=turns, total_rows=len(rows))
+    from funes_core.faces.cli.share import Brakes, go_ahead
+
+    lines = [
+        *preview.lines("rebuild would rewrite"),
+        "  the old memory waits at $FUNES_HOME/memory.old-<time> and is deleted once the new one holds "
+        "every turn it held (kept otherwise)",
+    ]
+    return go_ahead(
+        lines, f"rebuild the memory of {turns} turn(s)?", Brakes(yes=yes, dry_run=dry_run), "rebuilt"
+    )
+
+
 def _refresh_registered(pm: FunesPluginManager, harness: str | None, rebuild: bool) -> None:
     """Convert what changed under the folders registered with ``install ID --path`` (no watcher:
     every ``funes index`` looks, and an unchanged file costs one ``stat``)."""
@@ -253,8 +285,11 @@ def _refresh_registered(pm: FunesPluginManager, harness: str | None, rebuild: bo
     refresh_registered(Orchestrator(pm=pm, ui=ui), harness=harness, full=rebuild)
 
 
-def _wait(owed: int) -> Progress:
-    """``--wait``: block until nothing is owed, drawing the worker's progress at a terminal."""
+def wait_with_bar(owed: int) -> Progress:
+    """``--wait`` (and ``push``): block until nothing is owed, drawing the progress at a terminal.
+
+    A person is waiting, so a background worker still at it (nice 19, yielding to everything) is
+    stopped and the rest is embedded here, at normal priority."""
     from funes_core.home import Home
     from funes_core.ingest.worker import estimate_seconds, wait_for_embeddings
 
@@ -270,7 +305,7 @@ def _wait(owed: int) -> Progress:
         bar.waiting(completed=total - progress.owed, total=total, info=rate if progress.owed else "")
 
     try:
-        return wait_for_embeddings(Home.resolve(), on_progress=show)
+        return wait_for_embeddings(Home.resolve(), on_progress=show, take_over=True)
     finally:
         if bar is not None:
             bar.close()
@@ -324,6 +359,13 @@ def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
             bool,
             typer.Option("--wait", help="Then wait until every embedding is done (with a progress bar)."),
         ] = False,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="With --rebuild: go ahead without asking.")
+        ] = False,
+        dry_run: Annotated[
+            bool,
+            typer.Option("--dry-run", help="With --rebuild: show what would be rebuilt; change nothing."),
+        ] = False,
         worker: Annotated[bool, typer.Option("--worker", hidden=True)] = False,
         lock_fd: Annotated[int | None, typer.Option("--lock-fd", hidden=True)] = None,
         commit_rows: Annotated[int | None, typer.Option("--commit-rows", min=1, hidden=True)] = None,
@@ -344,6 +386,8 @@ def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
         from funes_core.models.embed import ModelFileError
         from funes_core.models.vectors import ModelMismatchError
 
+        if rebuild and not _rebuild_brakes(yes=yes, dry_run=dry_run):
+            return
         if path is None and pm is not None:
             _refresh_registered(pm, harness, rebuild)
         try:
@@ -380,7 +424,7 @@ def register(app: typer.Typer, pm: FunesPluginManager | None = None) -> None:
         stopped: str | None = None
         if wait and report.owed:
             try:
-                waited = _wait(report.owed)
+                waited = wait_with_bar(report.owed)
             except KeyboardInterrupt:
                 typer.echo(report.summary(), err=True)
                 typer.echo(

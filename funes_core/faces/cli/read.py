@@ -3,13 +3,19 @@
 Each command is built from its verb's one declaration (:class:`funes_core.read.common.Verb`): the
 arguments dataclass gives the flags, defaults, bounds and help, so the CLI and the MCP server
 cannot drift apart. A command resolves the memory, calls the verb's ``run`` and prints its text;
-errors are one line on stderr and exit status 1. ``status`` has its own command
-(:mod:`funes_core.faces.cli.status`) because its exit status reports a missing memory.
+errors are one line on stderr and exit status 1. When the memory service runs (``funes serve``)
+and can answer for this process, the command asks it instead and prints the bytes it returns (the
+same the in-process run prints: the service runs the same verb); ``--no-service`` reads here.
+``status`` has its own command (:mod:`funes_core.faces.cli.status`) because its exit status reports
+a missing memory.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
+import os
+import re
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -44,6 +50,37 @@ MemoryOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the agent text.")]
+NoServiceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-service",
+        help="Read in this process even when the memory service (funes serve) runs; FUNES_SERVICE=off "
+        "does the same for every command.",
+    ),
+]
+
+#: A memory spec the service may be asked about: ``local`` and remote names, never a path (a
+#: relative path means the caller's folder, which the service does not share).
+_SERVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+def service_spec(spec: str | None) -> bool:
+    """Whether ``--memory spec`` names memories the service can read for this process."""
+    if spec is None:
+        return True
+    parts = [part.strip() for part in spec.split(",")]
+    return all(_SERVICE_NAME.fullmatch(p) and not os.path.exists(p) for p in parts)
+
+
+def via_service(request: dict[str, Any]) -> dict[str, Any] | None:
+    """The memory service's reply to a read, or ``None`` to read in-process (see ``client.ask``)."""
+    try:
+        json.dumps(request)
+    except (TypeError, ValueError):
+        return None
+    from funes_core.serve.client import ask
+
+    return ask(request)
 
 
 def _run(produce: Callable[[], str]) -> None:
@@ -83,11 +120,21 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
         from funes_core.read.handle import MemorySet, MemoryUnavailableError, resolve_memories
 
         spec, as_json = kwargs.pop("memory"), kwargs.pop("as_json")
+        no_service = kwargs.pop("no_service")
         for name in words:
             kwargs[name] = " ".join(kwargs[name])
 
         def produce() -> str:
+            from funes_core.read.common import VerbError
             from funes_core.telemetry import measure
+
+            if not no_service and service_spec(spec):
+                request = {"verb": verb.name, "args": kwargs, "memory": spec, "as_json": as_json}
+                reply = via_service(request)
+                if reply is not None:
+                    if not reply.get("ok"):
+                        raise VerbError(str(reply.get("error")))
+                    return str(reply.get("text", ""))
 
             args = verb.args(**kwargs)
             memory = resolve_memories(spec)
@@ -104,6 +151,9 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
     params += [
         inspect.Parameter("memory", inspect.Parameter.KEYWORD_ONLY, annotation=MemoryOpt, default=None),
         inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, annotation=JsonOpt, default=False),
+        inspect.Parameter(
+            "no_service", inspect.Parameter.KEYWORD_ONLY, annotation=NoServiceOpt, default=False
+        ),
     ]
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__name__ = f"{verb.name}_cmd"

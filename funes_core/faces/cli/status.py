@@ -2,16 +2,18 @@
 
 The report is :mod:`funes_core.read.status`'s (the MCP ``status`` tool prints the same); this
 command exists apart from the other read verbs because its exit status says whether a memory the
-user named exists.
+user named exists. It ends with a line on the memory service (``funes serve``) when one runs (pid,
+version, uptime, RSS, clients) or cannot be used; the report itself comes from the service then.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from funes_core.faces.cli.read import NoServiceOpt, service_spec, via_service
 from funes_core.read.status import STATUS_HELP
 
 __all__ = ["register"]
@@ -29,20 +31,50 @@ def register(app: typer.Typer) -> None:
                 help="Memory to report on: 'local' (default), a remote's name, or a memory folder.",
             ),
         ] = None,
+        no_service: NoServiceOpt = False,
     ) -> None:
-        from funes_core.home import HomeError
-        from funes_core.read.status import collect_status
-        from funes_core.share.memory import UnknownMemoryError
-        from funes_core.share.remotes import RemoteConfigError
+        from funes_core.serve.client import NOT_RUNNING, service_line
 
-        try:
-            report = collect_status(memory)
-        except (HomeError, UnknownMemoryError, RemoteConfigError) as exc:
-            typer.echo(f"funes: {exc}", err=True)
-            raise typer.Exit(1) from None
-        if as_json:
-            typer.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        reply = (
+            via_service({"verb": "status", "memory": memory})
+            if not no_service and service_spec(memory)
+            else None
+        )
+        if reply is not None and reply.get("ok"):
+            data, text, code = reply["json"], str(reply["text"]), int(reply["exit"])
         else:
-            typer.echo(report.render(), nl=False)
-        # A memory the user named that does not exist is an error; the default one is just empty.
-        raise typer.Exit(0 if report.exists or report.is_default else 1)
+            if reply is not None:  # the service's own one-line error
+                typer.echo(f"funes: {reply.get('error')}", err=True)
+                raise typer.Exit(1)
+            data, text, code = _in_process(memory)
+        line, info = service_line()
+        if as_json:
+            data["service"] = _service_json(info)
+            typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        else:
+            # No line when none runs: the report is whole without it (`funes serve --status` says so).
+            shown = "" if line.startswith(NOT_RUNNING) else line + "\n"
+            typer.echo(text + shown, nl=False)
+        raise typer.Exit(code)
+
+
+def _in_process(memory: str | None) -> tuple[dict[str, Any], str, int]:
+    from funes_core.home import HomeError
+    from funes_core.read.status import collect_status
+    from funes_core.share.memory import UnknownMemoryError
+    from funes_core.share.remotes import RemoteConfigError
+
+    try:
+        report = collect_status(memory)
+    except (HomeError, UnknownMemoryError, RemoteConfigError) as exc:
+        typer.echo(f"funes: {exc}", err=True)
+        raise typer.Exit(1) from None
+    # A memory the user named that does not exist is an error; the default one is just empty.
+    return report.to_json(), report.render(), 0 if report.exists or report.is_default else 1
+
+
+def _service_json(info: dict[str, Any] | None) -> dict[str, Any]:
+    if info is None:
+        return {"running": False}
+    keep = ("pid", "version", "uptime", "rss", "clients", "socket", "started", "idle")
+    return {"running": True, **{k: info.get(k) for k in keep}}

@@ -69,7 +69,8 @@ def import_failure(modules: Sequence[str], python: str | None = None, timeout: f
     exe = python or sys.executable
     try:
         done = subprocess.run(
-            [exe, "-c", _PROBE, *modules],
+            # -I as the hooks run (claude's, codex'): no PYTHONPATH, no user site, no current folder.
+            [exe, "-I", "-c", _PROBE, *modules],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -348,6 +348,9 @@ def _wire(
         new_record["refused"] = refused
     changed |= orch.write_record(ctx, ident, new_record)
     converter_cls = integ.converter
+    kept = _retention(integ, ctx)
+    if kept:
+        say(f"{ident}: {kept}; funes keeps its own copy of every session it stores")
     if converter_cls is not None and not converter_cls.capabilities.discover and not registered:
         say(
             f"{ident}: note: nothing is read yet: {ident} finds no sessions by itself; register where "
@@ -386,6 +389,18 @@ def _register_paths(
             )
         paths.append(path)
     return paths
+
+
+def _retention(integ: Integration, ctx: InstallContext) -> str | None:
+    """The converter's one line on how long the agent keeps transcripts; a failure is not install's."""
+    converter_cls = integ.converter
+    if converter_cls is None:
+        return None
+    try:
+        said = converter_cls().retention(ctx.home)
+    except Exception:  # broad on purpose: a plugin's bug here must not fail an install
+        return None
+    return " ".join(said.split()) if isinstance(said, str) and said.strip() else None
 
 
 def renamed_sessions(

@@ -185,6 +185,9 @@ class AiderConverter(Converter, agent=AGENT):
         # Histories live in each repository, not under the HOME: users register them with --path.
         return []
 
+    def retention(self, home: Path) -> str:
+        return "aider never deletes its chat histories (only you do, or a fresh clone has none)"
+
     def sessions_in(self, path: Path) -> list[SessionRef]:
         refs: list[SessionRef] = []
         for candidate in history_files(path):

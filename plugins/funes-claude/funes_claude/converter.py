@@ -39,6 +39,7 @@ only unique within their session) and linked to its parent by its prefix; its fi
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,8 @@ __all__ = ["ClaudeConverter", "session_id_for"]
 
 _EPOCH = "1970-01-01T00:00:00Z"
 _TURN_TYPES = ("user", "assistant")
+#: Claude Code deletes transcripts older than this many days unless settings.json says otherwise.
+DEFAULT_CLEANUP_DAYS = 30
 
 
 def _text_or_none(value: object) -> str | None:
@@ -97,6 +100,20 @@ class ClaudeConverter(Converter, agent=CLAUDE):
 
     def session_roots(self, home: Path) -> list[Path]:
         return [self.where("projects", home)]
+
+    def retention(self, home: Path) -> str:
+        """Claude Code deletes transcripts after ``cleanupPeriodDays`` (settings.json; 30 by default)."""
+        settings = self.where("settings", home)
+        try:
+            value = json.loads(settings.read_bytes()).get("cleanupPeriodDays")
+        except (OSError, ValueError, AttributeError):
+            value = None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return f"Claude Code deletes transcripts after {value} days (cleanupPeriodDays in {settings})"
+        return (
+            f"Claude Code deletes transcripts after {DEFAULT_CLEANUP_DAYS} days (the default; "
+            f"set cleanupPeriodDays in {settings} to keep them longer)"
+        )
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
         def identify(candidate: Path) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 from funes_claude.converter import ClaudeConverter, is_blank, parse_ts, session_id_for
 from funes_core import SessionRef, Turn, parse_line, turns_to_jsonl
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_claude.contract_fixtures")))
 CASES = sorted(p for p in (FIXTURES / "cases").iterdir() if p.is_dir())
 BASIC = FIXTURES / "cases" / "basic" / "5d1c7a3e-2b4f-4c8e-9a61-0f3b8d2e7c45.jsonl"
 COMPACTED = FIXTURES / "cases" / "compacted" / "9e8f4b21-7c3a-4d5e-8f60-1a2b3c4d5e6f.jsonl"
@@ -251,3 +252,23 @@ def test_a_uuid_written_three_times_emits_each_content_once(tmp_path: Path) -> N
         ("u1@2", "b", 1),
         ("u1@5", "c", 2),
     ]
+
+
+def test_retention_says_how_long_claude_code_keeps_transcripts(tmp_path: Path) -> None:
+    """``cleanupPeriodDays`` (30 by default): install says it, because funes' copy then outlives it."""
+    from funes_claude import ClaudeConverter
+
+    settings = tmp_path / ".claude" / "settings.json"
+    converter = ClaudeConverter()
+    assert converter.retention(tmp_path) == (
+        f"Claude Code deletes transcripts after 30 days (the default; set cleanupPeriodDays in {settings} "
+        "to keep them longer)"
+    )
+    settings.parent.mkdir()
+    settings.write_text('{"cleanupPeriodDays": 90, "theme": "dark"}', encoding="utf-8")
+    assert converter.retention(tmp_path) == (
+        f"Claude Code deletes transcripts after 90 days (cleanupPeriodDays in {settings})"
+    )
+    for broken in ("{not json", "[1, 2]", '{"cleanupPeriodDays": "90"}', '{"cleanupPeriodDays": true}'):
+        settings.write_text(broken, encoding="utf-8")
+        assert "after 30 days (the default" in converter.retention(tmp_path), broken

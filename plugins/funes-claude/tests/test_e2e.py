@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from importlib import resources
 from itertools import pairwise
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from funes_contracts.fake_model import FakeModel
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_claude.contract_fixtures")))
 #: Only the prompt of the new session contains these words.
 MARKER = "quokka lighthouse semaphore 7731"
 #: Only the session that existed before install contains this.

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from funes_contracts.fake_model import FakeModel
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_claude.contract_fixtures")))
 MARKER = "wombat periscope 5309"
 SEEDED = "FLUSH_TIMEOUT"
 

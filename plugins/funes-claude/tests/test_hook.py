@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from funes_claude import hook
 from funes_contracts.agent_cli import PATIENCE, held
 from funes_core import read_turns_file
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_claude.contract_fixtures")))
 SUBAGENTS_CASE = FIXTURES / "cases" / "subagents"
 PARENT = "3c1d8e7f-6a5b-4c3d-9e2f-7a8b9c0d1e2f"
 

@@ -12,13 +12,14 @@ import shutil
 import subprocess
 import sys
 import time
+from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from funes_contracts.agent_cli import PATIENCE
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_claude.contract_fixtures")))
 FUNES = Path(sys.executable).parent / "funes"
 SESSION = FIXTURES / "cases" / "basic" / "5d1c7a3e-2b4f-4c8e-9a61-0f3b8d2e7c45.jsonl"
 

@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import sys
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ from funes_claude.wiring import (
 from funes_contracts.agent_cli import npm_agent
 from funes_core import ConfigError, InstallContext, IntegrationError, WiringState
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_claude" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_claude.contract_fixtures")))
 FUNES = "/opt/funes/bin/funes"
 
 

@@ -96,6 +96,9 @@ class ContinueConverter(Converter, agent=AGENT):
     def session_roots(self, home: Path) -> list[Path]:
         return [self.where("sessions", home)]
 
+    def retention(self, home: Path) -> str:
+        return "Continue keeps sessions until you delete them (/clear deletes the current one)"
+
     def sessions_in(self, path: Path) -> list[SessionRef]:
         def identify(candidate: Path) -> str | None:
             if candidate.name == _INDEX:

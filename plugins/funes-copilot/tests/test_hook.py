@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shutil
+from importlib import resources
 from pathlib import Path
 
 from funes_copilot.hook import locate
 
-CASE = Path(__file__).resolve().parents[1] / "funes_copilot" / "contract_fixtures" / "cases" / "basic"
+CASE = Path(str(resources.files("funes_copilot.contract_fixtures"))) / "cases" / "basic"
 SID = "3c9d2e1f-7a6b-4c5d-8e9f-0a1b2c3d4e5f"
 
 

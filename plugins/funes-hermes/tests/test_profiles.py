@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from funes_hermes import HermesConverter
 from funes_hermes.agent import HERMES, hermes_root, state_dbs
 
-CASES = Path(__file__).resolve().parents[1] / "funes_hermes" / "contract_fixtures" / "cases"
+CASES = Path(str(resources.files("funes_hermes.contract_fixtures"))) / "cases"
 
 
 @pytest.fixture(autouse=True)

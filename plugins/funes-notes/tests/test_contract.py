@@ -8,12 +8,13 @@ runs exactly these tests on an installed funes-memory-notes.
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 from funes_contracts import PluginContract
 from funes_notes import NotesConverter
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_notes" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_notes.contract_fixtures")))
 
 
 class TestNotes(PluginContract):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from funes_core import IntegrationError, read_turns_file, turns_to_jsonl
 from funes_notes.converter import MAX_BYTES, MAX_SECTIONS, NotesConverter, note_files, session_id_for
 
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_notes" / "contract_fixtures" / "cases"
+FIXTURES = Path(str(resources.files("funes_notes.contract_fixtures"))) / "cases"
 
 
 @pytest.fixture

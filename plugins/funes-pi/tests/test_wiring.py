@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from funes_pi import PiHookInstaller, PiToolRegistrar
 from funes_pi.wiring import CONFIG_NAME, EXTENSION_FILES, SESSION_PLACEHOLDER, extension_dir, hook_command
 
 ENTRY = "/home/u/.funes/integrations/pi-extension"
-FIXTURES = Path(__file__).resolve().parents[1] / "funes_pi" / "contract_fixtures"
+FIXTURES = Path(str(resources.files("funes_pi.contract_fixtures")))
 
 
 @pytest.fixture
