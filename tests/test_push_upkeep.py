@@ -346,3 +346,29 @@ def test_any_other_commit_error_is_raised_at_once() -> None:
     with pytest.raises(RuntimeError, match="disk full"):
         retry_lost_races(step, lambda: None)
     assert calls == [1]
+
+
+def test_a_table_another_pusher_is_creating_is_not_taken_for_foreign_data(tmp_path: Path) -> None:
+    """Lance writes a new table's data before its first version: a push probing in between waits
+    for nothing and creates the table too (the store settles that race); anything else is refused."""
+    from funes_core.share.mirror import RemoteError
+    from funes_core.share.remotes import Remote
+
+    creating = tmp_path / "creating"
+    (creating / "chunks.lance" / "data").mkdir(parents=True)
+    (creating / "chunks.lance" / "data" / "0-a.lance").write_bytes(b"LANC")
+    (creating / "chunks.lance" / "_transactions").mkdir()
+    (creating / "chunks.lance" / "_transactions" / "0-b.txn").write_bytes(b"txn")
+    assert push_module.probe(Remote("team", str(creating))) is False
+
+    foreign = tmp_path / "foreign"
+    (foreign / "chunks.lance").mkdir(parents=True)
+    (foreign / "chunks.lance" / "notes.txt").write_text("not a table")
+    with pytest.raises(RemoteError, match="is not a funes memory"):
+        push_module.probe(Remote("team", str(foreign)))
+
+    made = tmp_path / "made"
+    store = LanceStore(made)
+    store.stamp_model(EMB.stamp)
+    store.add(rows(3))
+    assert push_module.probe(Remote("team", str(made))) is True

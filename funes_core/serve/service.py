@@ -168,6 +168,7 @@ class Service:
         #: memories opened by any session or call, shared: each is opened once per service
         self.cache: dict[str | None, Memory | MemorySet] = {}
         self.lock = threading.RLock()
+        self._servers: dict[str | None, Any] = {}
         self.socket_path: Path | None = None
         self._listener: socket.socket | None = None
         self._lock_fd: int | None = None
@@ -504,17 +505,31 @@ class Service:
 
     # -- MCP sessions --------------------------------------------------------------------------
 
+    def _server(self, memory: str | None) -> Any:
+        """The SDK server of ``memory``'s sessions, built once: the SDK runs one session per
+        ``run`` call (as its streamable-HTTP manager does), and building the tools' schemas costs
+        ~0.1 s that a new agent session's first call would otherwise wait for."""
+        from funes_core.faces.mcp import make_server
+
+        with self._state_lock:
+            server = self._servers.get(memory)
+            if server is None:
+                server = make_server(
+                    memory, home=self.home, cache=self.cache, lock=self.lock, service_note=self.note
+                )
+                self._servers[memory] = server
+        return server
+
     def _mcp(self, conn: socket.socket, rfile: IO[bytes], memory: str | None, limit: int) -> None:
         import anyio
         import mcp_types
         from mcp.server.stdio import stdio_server
 
         from funes_core.faces import mcp_front
-        from funes_core.faces.mcp import make_server
 
         mcp_front._ADAPTER[0] = mcp_types.jsonrpc_message_adapter  # for _CheckedLines' last check
 
-        server = make_server(memory, home=self.home, cache=self.cache, lock=self.lock, service_note=self.note)
+        server = self._server(memory)
         writer = _SocketWriter(conn)
         lines = _CheckedLines(rfile, writer, limit)
 
@@ -537,7 +552,7 @@ class Service:
             with self.lock:
                 memory = self._memory(None)
                 recall.VERB.run(memory, recall.RecallArgs(query="warm up"))
-            import mcp.server.mcpserver  # noqa: F401 - loaded now rather than in the first session
+            self._server(None)  # the SDK and the tools' schemas, now rather than in the first session
         except Exception as exc:  # an empty or missing memory is fine: the first call says so
             _log(f"warm-up: {type(exc).__name__}: {exc}")
         finally:

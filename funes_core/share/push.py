@@ -144,6 +144,10 @@ def open_remote_store(remote: Remote, *, write: bool) -> LanceStore:
         raise classify(remote.name, exc, "write" if write else "read") from None
 
 
+#: What Lance writes under a table's folder before (and beside) its first ``_versions/*.manifest``.
+_LANCE_WORK = ("data/", "_transactions/", "_indices/", "_deletions/")
+
+
 def probe(remote: Remote) -> bool:
     """Reach the remote with short timeouts; True when a memory exists there. Raises :class:`RemoteError`."""
     import pyarrow.fs as pafs
@@ -155,10 +159,13 @@ def probe(remote: Remote) -> bool:
         raise classify(remote.name, exc) from None
     names = [i.path[len(base) + 1 :] for i in infos if i.type == pafs.FileType.File]
     has_manifest = any(n.startswith("_versions/") and n.endswith(".manifest") for n in names)
-    if names and not has_manifest:
+    if names and not has_manifest and not all(n.startswith(_LANCE_WORK) for n in names):
         raise RemoteError(
             remote.name, Failure.NOT_FUNES, f"remote {remote.name}: {remote.uri} is not a funes memory"
         )
+    # Lance's own files and no version yet: another pusher is creating the table at this moment
+    # (it writes data before it commits the first version). It is not there yet; this push
+    # creates it too, and the creation race is settled by the store (``LanceStore._create_shared``).
     return has_manifest
 
 
