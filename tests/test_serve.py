@@ -419,7 +419,7 @@ def test_the_service_sees_new_turns_and_never_serves_purged_ones(
     assert indexed.returncode == 0, indexed.stderr
     found = funes(home, "recall", marker, "--json")
     assert marker in found.stdout.decode()
-    purged = funes(home, "purge", "--match", marker)
+    purged = funes(home, "purge", "--match", marker, "--yes")
     assert purged.returncode == 0, purged.stderr
     for argv in (["recall", marker], ["sessions"]):
         result = funes(home, *argv)
