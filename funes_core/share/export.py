@@ -145,11 +145,11 @@ def export_memory(
     """Write the memory (or the sessions named, within ``filters``) to ``out`` as turns files."""
     from funes_core.files import atomic_write_text
     from funes_core.home import ensure_private_dir
-    from funes_core.store import open_store
+    from funes_core.share.memory import open_memory
     from funes_core.turns.format import parse_line, turns_to_jsonl
 
     target = _check_out(out, home)
-    store = open_store(memory, home=home)
+    store = open_memory(memory, home=home)
     rows = store.scan(filters)
     if sessions:
         wanted = set(sessions)
