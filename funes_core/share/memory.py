@@ -45,21 +45,8 @@ class MemoryLocation:
         self.remote = remote
 
     @property
-    def is_local(self) -> bool:
-        return "://" not in self.uri
-
-    @property
     def table_path(self) -> Path:
         return Path(self.uri) / "chunks.lance"
-
-    def exists(self) -> bool | None:
-        """For a local folder, whether the table exists (cheap, no lancedb); ``None`` when unknown."""
-        if not self.is_local:
-            return None
-        try:
-            return self.table_path.is_dir()
-        except (OSError, ValueError):  # a path the OS cannot take (a component too long, a NUL)
-            return False
 
     def __repr__(self) -> str:
         return f"MemoryLocation({self.uri!r})"
@@ -67,12 +54,6 @@ class MemoryLocation:
 
 #: A ``--memory`` value is at most this long: a name, or a folder's path (``PATH_MAX`` is 4,096).
 MAX_MEMORY_CHARS = 4096
-
-
-def _shown(label: str) -> str:
-    from funes_core.safetext import one_line, shorten
-
-    return shorten(one_line(label), 200)
 
 
 def _exists(raw: str) -> bool:
