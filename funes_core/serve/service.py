@@ -30,6 +30,7 @@ opened one, so a store swapped under the service is reopened instead of served s
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import os
 import signal
@@ -54,6 +55,39 @@ __all__ = ["Service", "StartError", "describe", "main"]
 
 class StartError(RuntimeError):
     """The service cannot start; the message is one line."""
+
+
+#: What the service's threads import lazily: the MCP SDK's session and server modules and the
+#: read path. Python's per-module import locks do not make a package import safe when two threads
+#: walk its import cycle at once: one gets ``_DeadlockError``, the other "cannot import name" from a
+#: half-made module (seen when the warm-up and the first session of a restarted service started
+#: together: that session's connection broke). So one thread imports them all, before either uses one.
+_PARTS = (
+    "anyio",
+    "mcp_types",
+    "mcp.types",
+    "mcp.server.stdio",
+    "mcp.server.mcpserver",
+    "mcp.server.mcpserver.exceptions",
+    "funes_core.faces.mcp",
+    "funes_core.faces.mcp_front",
+    "funes_core.faces.cli.read",
+    "funes_core.read.handle",
+    "funes_core.read.status",
+)
+_parts_lock = threading.Lock()
+_parts_loaded = threading.Event()
+
+
+def load_parts() -> None:
+    """Import :data:`_PARTS` once, one thread at a time; later calls return at once."""
+    if _parts_loaded.is_set():
+        return
+    with _parts_lock:
+        if not _parts_loaded.is_set():
+            for name in _PARTS:
+                importlib.import_module(name)
+            _parts_loaded.set()
 
 
 def _now() -> float:
@@ -385,7 +419,9 @@ class Service:
             return
         if op == "hello":
             send(self.info())
-        elif op == "call":
+            return
+        load_parts()  # before this session's thread imports any of them (see _PARTS)
+        if op == "call":
             send({"ok": True})
             self._calls(rfile, send, limit)
         elif op == "mcp":
@@ -547,6 +583,7 @@ class Service:
     def warm(self) -> None:
         """Open the default memory, load the model and run one recall, so the first real one is warm."""
         try:
+            load_parts()
             from funes_core.read import recall
 
             with self.lock:
