@@ -10,9 +10,10 @@ Faults. When the connection breaks while requests wait (the service was killed, 
 stopped), the relay starts a service again (:func:`funes_core.serve.client.ensure_service`),
 replays the session's opening (the ``initialize`` or ``server/discover`` the front answered, and
 ``notifications/initialized``) and sends every unanswered request once more: the tools are
-read-only, so a retry is safe. A request whose service breaks a second time, a service that cannot
-be started again, or an answer that takes longer than ``FUNES_SERVE_TIMEOUT`` (default 120 s) gets
-one JSON-RPC error naming the cause; a late answer is then dropped. The agent never waits forever.
+read-only, so a retry is safe. A request whose connection breaks a second time, a service that
+cannot be started again, or an answer that takes longer than ``FUNES_SERVE_TIMEOUT`` (default
+120 s) from when the agent sent it, restarts included, gets one JSON-RPC error naming the cause; a
+late answer is then dropped. The agent never waits forever.
 """
 
 from __future__ import annotations
@@ -48,11 +49,13 @@ def _log(message: str) -> None:
 
 
 class _Pending:
+    """A request owed an answer; ``attempts`` counts the connections it was handed to (0: none yet)."""
+
     __slots__ = ("attempts", "line", "since")
 
     def __init__(self, line: bytes) -> None:
         self.line = line
-        self.attempts = 1
+        self.attempts = 0
         self.since = time.monotonic()
 
 
@@ -70,6 +73,7 @@ class Relay:
         self._sent: dict[str, _Pending] = {}
         self._expired: set[str] = set()
         self._closing = False
+        self._reconnecting = False
         self._timeout = wire.call_timeout()
         self.restarts = 0
 
@@ -88,13 +92,15 @@ class Relay:
                 frame = check_frame(data)
                 line = data.rstrip(b"\r\n") + b"\n"
                 with self._lock:
+                    conn = self._conn
                     if frame.kind == "request" and frame.id == REPLAY_ID:
                         self._opening = line
                     elif frame.kind == "request":
-                        self._sent[json.dumps(frame.id)] = _Pending(line)
+                        pending = self._sent[json.dumps(frame.id)] = _Pending(line)
+                        if conn is not None:
+                            pending.attempts = 1  # handed to ``conn`` below
                     elif frame.kind == "notification" and frame.method == INITIALIZED:
                         self._initialized = line
-                    conn = self._conn
                 if conn is None:
                     self._reconnect(None, "no memory service is connected")
                     continue
@@ -172,41 +178,55 @@ class Relay:
                 )
 
     def _reconnect(self, broken: client.Connection | None, reason: str) -> None:
-        """The connection ``broken`` is gone: start a service again, replay the session, retry once."""
+        """The connection ``broken`` is gone: start a service again, replay the session, retry once.
+
+        The service is started outside the lock, so the watchdog keeps its promise meanwhile and
+        requests the agent sends go on being recorded: each joins the replay, which is built and
+        sent under the lock together with the switch to the new connection.
+        """
         with self._lock:
-            if self._closing or broken is not self._conn:
-                return  # closing on purpose, or another thread already replaced it
+            if self._closing or self._reconnecting or broken is not self._conn:
+                return  # closing on purpose, or another thread already replaces it
             self._conn = None
             if broken is not None:
                 broken.close()
             if not self._sent and broken is not None:
                 _log(f"{reason}; it is started again at the next request")
                 return  # nothing waits: the next request reconnects (no restart loop on a crash)
-            _log(f"{reason}: starting it again")
-            try:
-                conn = client.ensure_service(self._root, "mcp", memory=self._memory)
-            except client.ServiceUnavailableError as exc:
-                _log(f"the memory service could not be started again: {exc}")
+            self._reconnecting = True
+        _log(f"{reason}: starting it again")
+        try:
+            conn = client.ensure_service(self._root, "mcp", memory=self._memory)
+        except Exception as exc:  # ServiceUnavailableError, or anything else: answer, never hang
+            _log(f"the memory service could not be started again: {exc}")
+            with self._lock:
+                self._reconnecting = False
                 failed = list(self._sent)
                 self._sent.clear()
-                for key in failed:
-                    self._answer_error(
-                        key, f"funes mcp: the memory service stopped and could not be restarted: {exc}"
-                    )
-                return
+            for key in failed:
+                self._answer_error(
+                    key, f"funes mcp: the memory service stopped and could not be restarted: {exc}"
+                )
+            return
+        with self._lock:
+            self._reconnecting = False
             self.restarts += 1
             replay = [line for line in (self._opening, self._initialized) if line is not None]
+            gave_up: list[str] = []
             for key, pending in list(self._sent.items()):
-                if pending.attempts >= 2:
+                if pending.attempts >= 2:  # two connections broke while they held it: give up
                     del self._sent[key]
-                    self._answer_error(key, "funes mcp: the memory service stopped twice during this call")
+                    gave_up.append(key)
                     continue
                 pending.attempts += 1
-                pending.since = time.monotonic()
                 replay.append(pending.line)
             self._conn = conn
             try:
                 conn.sock.sendall(b"".join(replay))
+                if self._closing:  # the agent's input ended meanwhile: the service answers, then ends
+                    conn.sock.shutdown(socket.SHUT_WR)
             except OSError as exc:
                 _log(f"the restarted memory service broke at once: {exc}")
+        for key in gave_up:
+            self._answer_error(key, "funes mcp: the memory service stopped twice during this call")
         self._start_reader(conn)
