@@ -22,8 +22,10 @@ from typing import Any
 
 import pytest
 
-from funes_core.home import DIRTY_NAME, Home, write_lock
+from funes_core.home import DIRTY_NAME, Home, LockBusyError, write_lock
+from funes_core.ingest import worker as worker_module
 from funes_core.ingest.engine import Indexer, IndexOptions, run_index
+from funes_core.ingest.markers import store_lock
 from funes_core.models.embed import HashEmbedder
 from funes_core.store import NoIndexError, open_store
 from funes_core.turns.format import Block, Turn, write_turns_file
@@ -116,6 +118,102 @@ def test_a_marker_left_by_an_indexer_that_could_not_run_is_served_by_the_next(tm
     )  # ... the next one serves it
     assert found(home, "dugong") and home.dirty_ids() == []
     assert not (home.spool_dir / "hermes" / DIRTY_NAME).exists()
+
+
+# -- every holder of the store lock serves the markers set while it held it (issue 27) ----------
+
+
+def _marking_run(monkeypatch: pytest.MonkeyPatch, home: Home, *, fail: bool = False) -> None:
+    """The first :meth:`Indexer.run` writes a pi turn and marks its spool, as a hook whose own
+    indexer found the lock taken (exit 75) would, while the run holds the lock."""
+    real_run = Indexer.run
+    produced: list[bool] = []
+
+    def run_and_produce(self: Indexer, discovery: object, **kw: Any) -> object:
+        report = real_run(self, discovery, **kw)  # type: ignore[arg-type]
+        if not produced:
+            produced.append(True)
+            spool_turns(home, "pi", "late", ["wombat"])
+            home.mark_dirty("pi")
+            if fail:
+                raise RuntimeError("the disk went away")
+        return report
+
+    monkeypatch.setattr(Indexer, "run", run_and_produce)
+
+
+def _started(monkeypatch: pytest.MonkeyPatch) -> list[Home]:
+    """The detached ``funes index`` runs started, recorded instead of run."""
+    started: list[Home] = []
+    monkeypatch.setattr(worker_module, "start_indexer", lambda home: started.append(home) or 4242)
+    return started
+
+
+def test_a_run_whose_budget_is_spent_still_gets_an_indexer_for_turns_marked_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before issue 27 the follow-up look was skipped when the budget was hit: the marker stayed."""
+    home = Home(tmp_path / "fh").ensure()
+    spool_turns(home, "claude", "first", ["aardvark"])
+    _marking_run(monkeypatch, home)
+    started = _started(monkeypatch)
+    ticks = iter(range(10_000))
+    report = run_index(
+        IndexOptions(harness="claude", budget=5.0),
+        home=home,
+        embedder=HashEmbedder(),
+        warn=lambda m: None,
+        clock=lambda: 10.0 * next(ticks),  # every look at the clock is 10 s later: over budget at once
+    )
+    assert report.budget_hit
+    assert started == [home], "the budget is the caller's: the late turn gets a run of its own"
+    run_index(IndexOptions(), home=home, embedder=HashEmbedder(), warn=lambda m: None)  # that run
+    assert found(home, "wombat") and home.dirty_ids() == []
+
+
+def test_a_path_run_serves_turns_marked_while_it_held_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``funes index PATH`` holds the same lock as a spool run, so it owes the same look."""
+    home = Home(tmp_path / "fh").ensure()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    write_turns_file(
+        corpus / "s.funes.jsonl",
+        [Turn("s", "t0", 0, "2026-03-01T10:00:00Z", "user", "claude", (Block("text", "note aardvark"),))],
+    )
+    _marking_run(monkeypatch, home)
+    started = _started(monkeypatch)
+    run_index(IndexOptions(path=corpus), home=home, embedder=HashEmbedder(), warn=lambda m: None)
+    assert found(home, "aardvark") and found(home, "wombat"), "the late spool file was indexed in-process"
+    assert home.dirty_ids() == [] and started == []
+
+
+def test_a_run_that_fails_still_gets_an_indexer_for_turns_marked_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = Home(tmp_path / "fh").ensure()
+    spool_turns(home, "claude", "first", ["aardvark"])
+    _marking_run(monkeypatch, home, fail=True)
+    started = _started(monkeypatch)
+    with pytest.raises(RuntimeError, match="disk went away"):
+        run_index(IndexOptions(), home=home, embedder=HashEmbedder(), warn=lambda m: None)
+    assert started == [home]
+
+
+def test_a_writer_that_is_not_an_index_run_serves_the_markers_once_it_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """forget, purge and scrub take the lock through store_lock; a busy lock serves nothing."""
+    home = Home(tmp_path / "fh").ensure()
+    started = _started(monkeypatch)
+    with store_lock(home):
+        home.mark_dirty("codex")  # its hook's indexer exits 75 now
+        assert started == [], "not while the lock is held: that indexer would find it taken too"
+    assert started == [home]
+    with write_lock(home), pytest.raises(LockBusyError), store_lock(home):
+        pass
+    assert started == [home], "the lock was never ours: its holder serves"
 
 
 # -- 20 hook events from 3 agents at once --------------------------------------------------------

@@ -221,10 +221,42 @@ def test_turns_that_arrive_while_the_worker_holds_the_lock_get_an_indexer(
     monkeypatch.setattr(worker_module, "start_indexer", lambda home: started.append(home) or 4242)
     assert run_worker(funes_home, embedder=HashEmbedder(), options=HERE, log=lambda _: None) is Outcome.DONE
     assert started == [], "nothing was waiting: no indexer"
-    funes_home.mark_dirty("claude")  # a hook's turn, whose own indexer found the lock taken (exit 75)
     text_only_memory(funes_home, tmp_path / "more", sessions=1, turns=10, name="later")
+    funes_home.mark_dirty("claude")  # a hook's turn, whose own indexer found the lock taken (exit 75)
     assert run_worker(funes_home, embedder=HashEmbedder(), options=HERE, log=lambda _: None) is Outcome.DONE
     assert started == [funes_home], "after its commit, the worker starts the indexer the hook could not"
+
+
+def test_a_turn_marked_during_the_workers_last_commits_gets_an_indexer_before_it_exits(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27: the spacing of the indexers the worker starts must not strand a marker at its exit.
+
+    A hook marks its spool during every commit (its own indexer found the lock taken). The first
+    release starts an indexer; the next ones fall inside INDEXER_SPACING_SECONDS (the clock stands
+    still); the worker then exits, and nobody else would ever look at the last marker.
+    """
+    text_only_memory(funes_home, tmp_path, sessions=1, turns=30)
+    events: list[str] = []
+    real = LanceStore.set_vectors
+
+    def set_vectors(self: LanceStore, vectors: dict[str, object]) -> None:
+        real(self, vectors)  # type: ignore[arg-type]
+        funes_home.mark_dirty("pi")
+        events.append("commit")
+
+    def start_indexer(home: Home) -> int:
+        events.append("indexer")
+        return 4242
+
+    monkeypatch.setattr(LanceStore, "set_vectors", set_vectors)
+    monkeypatch.setattr(worker_module, "start_indexer", start_indexer)
+    options = WorkerOptions(commit_rows=10, background=False)
+    outcome = run_worker(
+        funes_home, embedder=HashEmbedder(), options=options, clock=lambda: 0.0, log=lambda _: None
+    )
+    assert outcome is Outcome.DONE
+    assert events == ["commit", "indexer", "commit", "commit", "indexer"], "one spaced out, one at the exit"
 
 
 def test_a_second_worker_in_process_does_nothing_while_one_holds_the_lock(

@@ -41,6 +41,7 @@ from funes_core import portable
 from funes_core.home import FileState, Home, LockBusyError, RefusedFile, State, write_lock
 from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_id, chunk_turn, render_block, tier_of
 from funes_core.ingest.facets import RepoResolver, workdir_of
+from funes_core.ingest.markers import serve_markers
 from funes_core.ingest.notes import notes_file, reserved_for_notes
 from funes_core.ingest.sources import TURNS_SUFFIX, format_counts, iter_turns_files
 from funes_core.models.vectors import Vector
@@ -1007,12 +1008,12 @@ def run_index(
     """Run ``funes index`` under the write lock; raises ``LockBusyError``, ``ModelMismatchError``,
     :class:`IndexRunError` for the caller to report. Redaction uses :func:`load_redactor`.
 
-    A run over the spools also serves producers that wrote *while* it ran (the dirty markers of
-    :meth:`Home.mark_dirty`): it clears the markers of the spools it is about to list before
-    listing them, stops embedding to store new text as soon as a marker appears, and after it
-    releases the store lock it looks once more and, if a marker is there, takes the lock again
-    (without waiting: if another indexer holds it, that one will look after its own release).
-    So a hook whose own indexer exits 75 never leaves its turn waiting for an unrelated next turn.
+    A run also serves producers that wrote *while* it ran (the dirty markers of
+    :meth:`Home.mark_dirty`, :mod:`funes_core.ingest.markers`): a run over the spools clears the
+    markers of the spools it is about to list before listing them and stops embedding to store new
+    text as soon as a marker appears; and every run, a ``PATH`` one too, looks once more after it
+    releases the store lock (:func:`_serve_after_release`). So a hook whose own indexer exits 75
+    never leaves its turn waiting for an unrelated next turn.
 
     With ``options.embed == "background"`` the background worker is started (unless one runs)
     once the lock is released, when anything is owed; the report names it.
@@ -1029,17 +1030,10 @@ def run_index(
         # Before the lock and before anything is created: an unknown model, a memory built with
         # another one, or missing weights is one line and an untouched memory.
         embedder = index_embedder(home, options)
-    with write_lock(home, wait=lock_wait, notify=lock_notify):
-        report = _locked_run(options, home, embedder, progress=progress, say=say, clock=clock)
-    if options.path is None:
-        follow_up = dataclasses.replace(options, harness=None, limit=None, rebuild=False)
-        while home.dirty_ids() and not report.budget_hit:
-            try:
-                with write_lock(home, wait=0.0):
-                    more = _locked_run(follow_up, home, embedder, progress=None, say=say, clock=clock)
-            except LockBusyError:
-                break  # its holder looks at the markers after it lets go
-            report.merge(more)
+    report = _holding_lock(
+        options, home, embedder, wait=lock_wait, notify=lock_notify, progress=progress, say=say, clock=clock
+    )
+    _serve_after_release(options, home, embedder, report, say=say, clock=clock)
     if options.embed == "background" and report.owed:
         from funes_core.ingest.worker import Progress, ensure_worker, progress_path
 
@@ -1047,6 +1041,58 @@ def run_index(
         known = Progress.load(progress_path(home))
         report.worker_rate = known.rate if known else None
     return report
+
+
+def _holding_lock(
+    options: IndexOptions,
+    home: Home,
+    embedder: Embedder,
+    *,
+    wait: float,
+    notify: TextIO | None,
+    progress: IndexProgress | None,
+    say: Callable[[str], None],
+    clock: Callable[[], float],
+) -> IndexReport:
+    """:func:`_locked_run` under the store lock. ``LockBusyError`` when it is taken (its holder
+    serves the markers); a run that fails still has the markers set meanwhile served, detached."""
+    try:
+        with write_lock(home, wait=wait, notify=notify):
+            return _locked_run(options, home, embedder, progress=progress, say=say, clock=clock)
+    except LockBusyError:
+        raise
+    except Exception:
+        serve_markers(home)
+        raise
+
+
+def _serve_after_release(
+    options: IndexOptions,
+    home: Home,
+    embedder: Embedder,
+    report: IndexReport,
+    *,
+    say: Callable[[str], None],
+    clock: Callable[[], float],
+) -> None:
+    """Serve the markers set while the lock was held, merging what that does into ``report``.
+
+    In this process, for as long as the lock is free and the budget lasts. Once the budget is
+    spent they get a detached run of their own (the caller asked for a bounded run, and nobody
+    else is coming for them); when another holder took the lock, it looks after its release.
+    """
+    follow_up = dataclasses.replace(options, path=None, harness=None, limit=None, rebuild=False)
+    while home.dirty_ids():
+        if report.budget_hit:
+            serve_markers(home)
+            return
+        try:
+            more = _holding_lock(
+                follow_up, home, embedder, wait=0.0, notify=None, progress=None, say=say, clock=clock
+            )
+        except LockBusyError:
+            return
+        report.merge(more)
 
 
 def _locked_run(

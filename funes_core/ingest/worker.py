@@ -61,7 +61,8 @@ from typing import TYPE_CHECKING, Literal
 
 from funes_core import portable
 from funes_core.files import atomic_write_text
-from funes_core.home import FILE_MODE, Home, LockBusyError, ensure_private_dir, write_lock
+from funes_core.home import FILE_MODE, Home, LockBusyError, ensure_private_dir
+from funes_core.ingest.markers import serve_markers, store_lock
 
 if TYPE_CHECKING:
     from funes_core.models.embed import Embedder
@@ -466,7 +467,10 @@ def run_worker(
             say("another worker is running; nothing to do")
             return Outcome.BUSY
         worker = _Worker(home, embedder, options or WorkerOptions(), on_progress, clock, sleep, say)
-        return worker.run()
+        try:
+            return worker.run()
+        finally:
+            worker.serve_before_exit()
     finally:
         os.close(fd)
 
@@ -497,6 +501,8 @@ class _Worker:
         #: how producers' dirty spools get an indexer (a module attribute, so tests can watch it)
         self.start_indexer: Callable[[Home], int] = start_indexer
         self._indexer_started = -INDEXER_SPACING_SECONDS
+        #: a look at the markers found one but the spacing held its indexer back
+        self._held_back = False
         self.path = progress_path(home)
         previous = Progress.load(self.path)
         self.progress = Progress(
@@ -633,13 +639,16 @@ class _Worker:
             raise _DiskFull(f"{free // (1024 * 1024)} MB free on the disk holding {self.home.root}")
         while True:
             try:
-                with write_lock(self.home, wait=LOCK_ATTEMPT_SECONDS):
+                with self._store_lock():
                     store.set_vectors(vectors)
                     self._optimize(store)
                 break
             except LockBusyError as busy:
                 self.log(f"{busy}; still waiting to commit {len(vectors)} embeddings")
-        self._serve_producers()
+
+    def _store_lock(self) -> contextlib.AbstractContextManager[None]:
+        """The store lock, with a look at the producers' markers each time it is let go."""
+        return store_lock(self.home, wait=LOCK_ATTEMPT_SECONDS, serve=self._serve_producers)
 
     def _optimize(self, store: Store) -> None:
         """Re-index after a commit once the backlog calls for it (see the module's notes). The
@@ -653,14 +662,31 @@ class _Worker:
                 raise
             self.log(f"optimize failed, retried after the next batch: {type(exc).__name__}: {exc}")
 
-    def _serve_producers(self) -> None:
-        """Spools marked dirty while the lock was ours had their indexer refused: start one now
-        (at most one a minute: the one started clears the markers when it runs)."""
+    def _serve_producers(self, *, spaced: bool = True) -> None:
+        """Spools marked dirty while the lock was ours had their indexer refused: start one now.
+
+        At most one a minute while the worker runs (the one started clears the markers when it
+        runs); a look the spacing held back is made up for before the worker exits
+        (:meth:`serve_before_exit`), or a turn marked during its last commits would wait for an
+        unrelated next one.
+        """
+        if not self.home.dirty_ids():
+            self._held_back = False  # an index run took them after they were set
+            return
         now = self.clock()
-        if now - self._indexer_started >= INDEXER_SPACING_SECONDS and self.home.dirty_ids():
-            self._indexer_started = now
-            pid = self.start_indexer(self.home)
+        if spaced and now - self._indexer_started < INDEXER_SPACING_SECONDS:
+            self._held_back = True
+            return
+        self._indexer_started = now
+        self._held_back = False
+        pid = serve_markers(self.home, self.start_indexer)
+        if pid is not None:
             self.log(f"new turns arrived while the store was busy; started funes index (pid {pid})")
+
+    def serve_before_exit(self) -> None:
+        """The look the spacing held back, made now: no other holder of the lock will make it."""
+        if self._held_back:
+            self._serve_producers(spaced=False)
 
     def _linger(self, store: Store) -> bool:
         """After a long run, wait out the version grace period and clean up; ``True`` when new rows
@@ -684,7 +710,7 @@ class _Worker:
             if store.owed_count():
                 self.progress.state = "running"
                 return True
-        with contextlib.suppress(LockBusyError), write_lock(self.home, wait=LOCK_ATTEMPT_SECONDS):
+        with contextlib.suppress(LockBusyError), self._store_lock():
             store.optimize()  # past the grace period now: drops the versions the batches left
         return False
 

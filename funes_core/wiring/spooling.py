@@ -10,11 +10,12 @@ in :func:`convert_into_spool`, so they all get the same two guarantees:
 * **Nothing is left waiting.** After writing, the spool is marked dirty
   (``$FUNES_HOME/spool/<id>/.dirty``, a name ``funes index`` never reads as turns), and then an
   indexer is started detached with :meth:`InstallContext.index_command` (so a ``FUNES_BIN`` pin
-  holds). That indexer may exit 75 because another one holds the store lock: harmless, because
-  every indexer clears the markers it serves before it looks for files, looks for new ones
-  between embedding batches, and looks again after releasing the store lock
-  (:func:`funes_core.ingest.engine.run_index`). A marker set after one indexer looked is seen by
-  the next look of whichever indexer holds, or next takes, the lock.
+  holds). That indexer may exit 75 because another process holds the store lock: harmless,
+  because every indexer clears the markers it serves before it looks for files and looks for new
+  ones between embedding batches, and every holder of the store lock (index runs, the embedding
+  worker, forget/purge/scrub) looks at the markers after releasing it
+  (:mod:`funes_core.ingest.markers`). A marker set at any moment is consumed by a run that starts
+  after it.
 """
 
 from __future__ import annotations

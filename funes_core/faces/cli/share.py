@@ -509,9 +509,11 @@ def _upkeep_note(name: str, upkeep: Upkeep | None) -> str | None:
 
 
 def _locked(home: Home) -> Any:
-    from funes_core.home import stderr_is_interactive, write_lock
+    """The store lock for a rewrite; hooks turned away meanwhile get their indexer on release."""
+    from funes_core.home import stderr_is_interactive
+    from funes_core.ingest.markers import store_lock
 
-    return write_lock(home, wait=15.0 if stderr_is_interactive() else 0.0, notify=sys.stderr)
+    return store_lock(home, wait=15.0 if stderr_is_interactive() else 0.0, notify=sys.stderr)
 
 
 @dataclass(frozen=True, slots=True)
