@@ -14,10 +14,18 @@ import tempfile
 from collections.abc import Iterator
 from contextvars import ContextVar
 from pathlib import Path
+from typing import Any
 
 from funes_core import portable
 
-__all__ = ["PRIVATE_FILE_MODE", "atomic_write_bytes", "atomic_write_text", "missing_dirs", "synced_once"]
+__all__ = [
+    "PRIVATE_FILE_MODE",
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "missing_dirs",
+    "snapshot_main",
+    "synced_once",
+]
 
 #: The mode of files funes creates: only the owner may read what holds the memory or a config.
 PRIVATE_FILE_MODE = 0o600
@@ -100,3 +108,21 @@ def missing_dirs(path: Path) -> list[Path]:
         missing.append(probe)
         probe = probe.parent
     return missing
+
+
+def snapshot_main(path: Path, data: Any, argv: list[str]) -> int:
+    """A checked-in snapshot's command: print ``data`` as its JSON, or write it to ``path`` (``--write``).
+
+    The snapshots (the MCP handshake, the CLI fast path's verbs) are JSON with sorted keys, so a
+    regenerated one differs from the file only where what it records changed.
+    """
+    import json
+    import sys
+
+    text = json.dumps(data, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    if argv == ["--write"]:
+        path.write_text(text, encoding="utf-8")
+        sys.stdout.write(f"wrote {path}\n")
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -50,6 +50,7 @@ FLOORS: tuple[str, ...] = (
 CLIMBS_KNOWN: frozenset[tuple[str, str]] = frozenset(
     {
         ("funes_core.faces.cli.read", "funes_core.serve.client"),
+        ("funes_core.faces.cli.fast", "funes_core.serve.client"),
         ("funes_core.faces.cli.serve", "funes_core.serve.client"),
         ("funes_core.faces.cli.serve", "funes_core.serve.wire"),
         ("funes_core.faces.cli.serve", "funes_core.serve.service"),

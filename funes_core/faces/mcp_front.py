@@ -760,15 +760,9 @@ def serve_stdio(memory: str | None, make_server: Callable[[], Any] | None = None
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m funes_core.faces.mcp_front --write``: re-record ``mcp_handshake.json`` from the SDK."""
-    args = sys.argv[1:] if argv is None else argv
-    snapshot = record_snapshot()
-    text = json.dumps(snapshot, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
-    if args == ["--write"]:
-        SNAPSHOT_FILE.write_text(text, encoding="utf-8")
-        print(f"wrote {SNAPSHOT_FILE}")
-    else:
-        sys.stdout.write(text)
-    return 0
+    from funes_core.files import snapshot_main
+
+    return snapshot_main(SNAPSHOT_FILE, record_snapshot(), sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ __all__ = [
     "read_info",
     "service_disabled",
     "service_line",
+    "stop_asking",
     "stop_service",
 ]
 
@@ -329,6 +330,20 @@ def _note(message: str) -> None:
         sys.stderr.flush()
 
 
+#: Set once this process asked in vain (:func:`stop_asking`): later asks return ``None`` at once.
+_STOPPED: list[bool] = [False]
+
+
+def stop_asking() -> None:
+    """Make every later :func:`ask` of this process return ``None`` without trying.
+
+    The CLI's fast path calls it when the service did not answer, before it falls back to the
+    typer command: that command then reads in-process at once instead of asking again (and saying
+    twice why the service could not answer).
+    """
+    _STOPPED[0] = True
+
+
 def ask(request: dict[str, Any]) -> dict[str, Any] | None:
     """One CLI read answered by the running service, or ``None``: then the caller works in-process.
 
@@ -337,7 +352,7 @@ def ask(request: dict[str, Any]) -> dict[str, Any] | None:
     did not (an untrusted socket, a failure mid-call), since the in-process answer then costs the
     full start-up. Replies of kind ``verb`` are the verb's own one-line error, for the caller to show.
     """
-    if service_disabled() or not portable.unix_sockets():
+    if _STOPPED[0] or service_disabled() or not portable.unix_sockets():
         return None
     try:
         root = home_root()

@@ -518,7 +518,8 @@ class Service:
         return {"ok": True, "text": text}
 
     def _status(self, spec: str | None, as_json: bool) -> dict[str, Any]:
-        """``funes status``'s report, its text (or JSON) and exit status, as the CLI makes them."""
+        """``funes status``'s report, its text (or JSON) and exit status, as the CLI makes them, and
+        the service's own line (so the CLI need not connect again to ask for it)."""
         from funes_core.home import HomeError
         from funes_core.read.status import collect_status
         from funes_core.share.memory import UnknownMemoryError
@@ -532,11 +533,14 @@ class Service:
         except Exception as exc:  # isolation boundary: the client falls back to in-process
             return {"ok": False, "kind": "internal", "error": f"{type(exc).__name__}: {exc}"}
         data = report.to_json()
+        info = self.info()  # the asking connection is not one of the clients it reports
         return {
             "ok": True,
             "text": report.render(),
             "json": data,
             "exit": 0 if report.exists or report.is_default else 1,
+            "info": info,
+            "line": f"service: {describe(info)}",
         }
 
     # -- MCP sessions --------------------------------------------------------------------------

@@ -71,6 +71,7 @@ IGNORED_ENV = frozenset(
         TIMEOUT_ENV,
         "FUNES_SERVE_START_TIMEOUT",
         "FUNES_MCP_FRONT",
+        "FUNES_CLI_FAST",
         "FUNES_LEAN_MALLOC",
     }
 )

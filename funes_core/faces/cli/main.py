@@ -7,6 +7,10 @@ tools only if they arrive in time (Claude Code's ``-p`` sends that request ~0.3 
 ``funes mcp`` and ``funes mcp MEMORY`` skip all of that: this module imports nothing but the
 front. Every other command line, including ``funes mcp --help`` and the HTTP transport, takes
 the normal path. ``FUNES_MCP_FRONT=0`` turns the fast path (and the front) off.
+
+The read verbs have a fast path of their own (:mod:`funes_core.faces.cli.fast`): when the memory
+service runs and the command line is one it fully reads, the service's answer is printed before
+typer is even imported; anything else, and every other command, builds the app as before.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ def main() -> None:
 
         serve_stdio(memory)
         return
+    from funes_core.faces.cli.fast import answer
+
+    code = answer(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
     from funes_core.faces.cli.app import main as cli_main
 
     cli_main()

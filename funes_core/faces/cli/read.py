@@ -6,22 +6,23 @@ cannot drift apart. A command resolves the memory, calls the verb's ``run`` and 
 errors are one line on stderr and exit status 1. When the memory service runs (``funes serve``)
 and can answer for this process, the command asks it instead and prints the bytes it returns (the
 same the in-process run prints: the service runs the same verb); ``--no-service`` reads here.
-``status`` has its own command (:mod:`funes_core.faces.cli.status`) because its exit status reports
-a missing memory.
+Most such runs never reach this module: the console script's fast path
+(:mod:`funes_core.faces.cli.fast`) asks the service before the app is built, from the same
+declarations, and falls back to these commands whenever it is not sure. ``status`` has its own
+command (:mod:`funes_core.faces.cli.status`) because its exit status reports a missing memory.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import os
-import re
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
+from funes_core.faces.cli.fast import JSON_FLAG, MEMORY_FLAGS, NO_SERVICE_FLAG, read_request, service_spec
 from funes_core.read import get, recall, scan, sessions, sketch, triggers
 from funes_core.read.common import ParamField, Verb, fields_of
 
@@ -43,33 +44,20 @@ MULTI_MEMORY_VERBS = frozenset({"recall"})
 MemoryOpt = Annotated[
     str | None,
     typer.Option(
-        "--memory",
-        "-m",
+        *MEMORY_FLAGS,
         help="Memory to read: 'local' (default), a remote's name (funes remote list), a path to a "
         "memory folder; recall also takes several, comma-separated (local,team), ranked as one list.",
     ),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of the agent text.")]
+JsonOpt = Annotated[bool, typer.Option(JSON_FLAG, help="Print one JSON document instead of the agent text.")]
 NoServiceOpt = Annotated[
     bool,
     typer.Option(
-        "--no-service",
+        NO_SERVICE_FLAG,
         help="Read in this process even when the memory service (funes serve) runs; FUNES_SERVICE=off "
         "does the same for every command.",
     ),
 ]
-
-#: A memory spec the service may be asked about: ``local`` and remote names, never a path (a
-#: relative path means the caller's folder, which the service does not share).
-_SERVICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-
-
-def service_spec(spec: str | None) -> bool:
-    """Whether ``--memory spec`` names memories the service can read for this process."""
-    if spec is None:
-        return True
-    parts = [part.strip() for part in spec.split(",")]
-    return all(_SERVICE_NAME.fullmatch(p) and not os.path.exists(p) for p in parts)
 
 
 def via_service(request: dict[str, Any]) -> dict[str, Any] | None:
@@ -129,8 +117,7 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
             from funes_core.telemetry import measure
 
             if not no_service and service_spec(spec):
-                request = {"verb": verb.name, "args": kwargs, "memory": spec, "as_json": as_json}
-                reply = via_service(request)
+                reply = via_service(read_request(verb.name, kwargs, spec, as_json))
                 if reply is not None:
                     if not reply.get("ok"):
                         raise VerbError(str(reply.get("error")))

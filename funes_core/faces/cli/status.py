@@ -3,17 +3,19 @@
 The report is :mod:`funes_core.read.status`'s (the MCP ``status`` tool prints the same); this
 command exists apart from the other read verbs because its exit status says whether a memory the
 user named exists. It ends with a line on the memory service (``funes serve``) when one runs (pid,
-version, uptime, RSS, clients) or cannot be used; the report itself comes from the service then.
+version, uptime, RSS, clients) or cannot be used; the report and that line come from the service
+then. The console script's fast path (:mod:`funes_core.faces.cli.fast`) prints the same without
+building the app.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
-from funes_core.faces.cli.read import NoServiceOpt, service_spec, via_service
+from funes_core.faces.cli.fast import JSON_FLAG, MEMORY_FLAGS, service_spec, status_output
+from funes_core.faces.cli.read import NoServiceOpt, via_service
 from funes_core.read.status import STATUS_HELP
 
 __all__ = ["register"]
@@ -22,18 +24,17 @@ __all__ = ["register"]
 def register(app: typer.Typer) -> None:
     @app.command("status", help=STATUS_HELP)
     def status(
-        as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+        as_json: Annotated[bool, typer.Option(JSON_FLAG, help="Print one JSON object.")] = False,
         memory: Annotated[
             str | None,
             typer.Option(
-                "--memory",
-                "-m",
+                *MEMORY_FLAGS,
                 help="Memory to report on: 'local' (default), a remote's name, or a memory folder.",
             ),
         ] = None,
         no_service: NoServiceOpt = False,
     ) -> None:
-        from funes_core.serve.client import NOT_RUNNING, service_line
+        from funes_core.serve.client import service_line
 
         reply = (
             via_service({"verb": "status", "memory": memory})
@@ -42,19 +43,14 @@ def register(app: typer.Typer) -> None:
         )
         if reply is not None and reply.get("ok"):
             data, text, code = reply["json"], str(reply["text"]), int(reply["exit"])
+            line, info = str(reply["line"]), reply["info"]
         else:
             if reply is not None:  # the service's own one-line error
                 typer.echo(f"funes: {reply.get('error')}", err=True)
                 raise typer.Exit(1)
             data, text, code = _in_process(memory)
-        line, info = service_line()
-        if as_json:
-            data["service"] = _service_json(info)
-            typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        else:
-            # No line when none runs: the report is whole without it (`funes serve --status` says so).
-            shown = "" if line.startswith(NOT_RUNNING) else line + "\n"
-            typer.echo(text + shown, nl=False)
+            line, info = service_line()
+        typer.echo(status_output(data, text, line, info, as_json), nl=False)
         raise typer.Exit(code)
 
 
@@ -71,10 +67,3 @@ def _in_process(memory: str | None) -> tuple[dict[str, Any], str, int]:
         raise typer.Exit(1) from None
     # A memory the user named that does not exist is an error; the default one is just empty.
     return report.to_json(), report.render(), 0 if report.exists or report.is_default else 1
-
-
-def _service_json(info: dict[str, Any] | None) -> dict[str, Any]:
-    if info is None:
-        return {"running": False}
-    keep = ("pid", "version", "uptime", "rss", "clients", "socket", "started", "idle")
-    return {"running": True, **{k: info.get(k) for k in keep}}
