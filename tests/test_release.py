@@ -27,6 +27,9 @@ sys.path.insert(0, str(REPO / "scripts"))
 import release_check  # noqa: E402
 
 PROJECTS = release_check.projects()
+#: The tests a plugin's own suite runs outside the repository: the real-agent ones install agent
+#: CLIs and the slow ones start many processes; the repository's suite runs both.
+FAST_LANE = "not slow and not agent_cli"
 
 
 def _pyproject(project: Path) -> dict[str, object]:
@@ -109,15 +112,17 @@ def test_the_built_wheels_work_in_a_fresh_venv_outside_the_repo(tmp_path: Path) 
 
     report = _run([*funes, "integrations", "check", "echo"], tmp_path, run_env, timeout=1200)
     assert report.splitlines()[0].startswith("echo (funes-memory-echo ")
-    # Each plugin's own tests pass outside the repository, run from its sdist (fixtures through
-    # importlib.resources, markers from the kit): echo and notes, the two that run in seconds.
-    for sdist in ("funes_memory_echo", "funes_memory_notes"):
+    # Each plugin's own tests, and the kit's, pass outside the repository, run from its sdist
+    # (fixtures through importlib.resources, markers from the kit). The real-agent ones install
+    # agent CLIs and are run by the repository's own suite.
+    for name in names[1:]:
+        sdist = name.replace("-", "_")
         [archive] = dist.glob(f"{sdist}-*.tar.gz")
         with tarfile.open(archive) as tar:
             tar.extractall(tmp_path / "src", filter="data")
         tests = next((tmp_path / "src").glob(f"{sdist}-*")) / "tests"
         _run(
-            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", str(tests)],
+            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", FAST_LANE, str(tests)],
             tests.parent,
             run_env,
         )

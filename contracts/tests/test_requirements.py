@@ -70,6 +70,9 @@ def test_the_kit_speaks_the_core_contract_version() -> None:
 
 def test_the_requirements_page_is_generated_from_the_manifest() -> None:
     page = REPO / "docs" / "plugins" / "requirements.md"
+    if not (REPO / "funes_core").is_dir():
+        # The page belongs to the funes repository's docs; an unpacked kit sdist has no such page.
+        pytest.skip("the requirements page is in the funes repository, not in this distribution")
     assert page.read_text(encoding="utf-8") == render_markdown(), (
         "docs/plugins/requirements.md is stale: run `uv run python scripts/gen_plugin_docs.py`"
     )
