@@ -64,7 +64,9 @@ STATE_VERSION = 1
 def resolve_funes_home(
     environ: Mapping[str, str] | None = None, given: str | os.PathLike[str] | None = None
 ) -> Path:
-    """``given`` (recorded at install), else ``$FUNES_HOME``, else ``~/.funes`` (``~`` from ``HOME``).
+    """``given`` (recorded at install), else ``$FUNES_HOME``, else ``~/.funes``.
+
+    ``~`` is ``HOME``, or ``USERPROFILE`` on Windows (:func:`portable.user_home`).
 
     The one copy of this rule: ``Home.resolve``, ``InstallContext.from_environment`` and every
     hook use it, so a hook and the ``funes`` it starts always agree on the memory.
@@ -73,7 +75,7 @@ def resolve_funes_home(
     raw = os.fspath(given) if given else env.get("FUNES_HOME", "").strip()
     if raw:
         return Path(raw).expanduser().absolute()
-    home = env.get("HOME", "").strip()
+    home = portable.user_home(env)
     return (Path(home) if home else Path.home()) / ".funes"
 
 

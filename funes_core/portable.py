@@ -59,6 +59,7 @@ __all__ = [
     "unix_socket",
     "unix_sockets",
     "usable_cores",
+    "user_home",
 ]
 
 #: ``os`` for the names only some platforms have, typed loosely so that this module type-checks for
@@ -83,6 +84,20 @@ M_MMAP_THRESHOLD, M_ARENA_MAX = -3, -8
 
 def _windows() -> bool:
     return SYSTEM == "win32"
+
+
+def user_home(environ: Mapping[str, str]) -> str:
+    """The user's home folder an environment names, or ``""``: ``HOME``, else ``USERPROFILE`` on Windows.
+
+    Windows keeps the home in ``USERPROFILE`` and most shells there set no ``HOME``
+    (``Path.home()`` reads ``USERPROFILE`` too); reading ``HOME`` alone would treat every Windows
+    process as running in a throwaway home, and an agent's location variables (``CODEX_HOME``,
+    ``CLAUDE_CONFIG_DIR``, ...) would never apply there.
+    """
+    home = environ.get("HOME", "").strip()
+    if not home and _windows():
+        home = environ.get("USERPROFILE", "").strip()
+    return home
 
 
 #: Files from which :func:`flush_to_disk` syncs the whole system instead of each file.

@@ -418,3 +418,36 @@ def test_flush_to_disk_syncs_the_system_for_many_files_on_posix_and_each_file_ot
     monkeypatch.setattr(portable.os, "fsync", lambda fd: calls.append("fsync"))
     portable.flush_to_disk([*paths, tmp_path / "gone"])
     assert calls == (["sync"] if syncs_all else ["fsync"] * count)
+
+
+@pytest.mark.parametrize(
+    ("system", "environ", "expected"),
+    [
+        ("linux", {"HOME": "/home/ana", "USERPROFILE": "C:\\Users\\x"}, "/home/ana"),
+        ("linux", {"USERPROFILE": "C:\\Users\\x"}, ""),
+        ("win32", {"USERPROFILE": "C:\\Users\\ana"}, "C:\\Users\\ana"),
+        ("win32", {"HOME": "C:\\msys\\home\\ana", "USERPROFILE": "C:\\Users\\ana"}, "C:\\msys\\home\\ana"),
+        ("darwin", {"HOME": " /Users/ana "}, "/Users/ana"),
+    ],
+)
+def test_the_users_home_is_home_or_on_windows_userprofile(
+    monkeypatch: pytest.MonkeyPatch, system: str, environ: dict[str, str], expected: str
+) -> None:
+    monkeypatch.setattr(portable, "SYSTEM", system)
+    assert portable.user_home(environ) == expected
+
+
+def test_on_windows_an_agents_location_variable_applies_to_the_profiles_own_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from funes_core.host.agent import Agent, Location
+
+    agent = Agent("demo", "Demo", 2, locations=(Location("home", ".demo", env=("DEMO_HOME",)),))
+    profile, elsewhere = tmp_path / "ana", tmp_path / "D" / "demo"
+    environ = {"USERPROFILE": str(profile), "DEMO_HOME": str(elsewhere)}
+    monkeypatch.setattr(portable, "SYSTEM", "win32")
+    assert agent.locate("home", profile, environ=environ).path == elsewhere
+    # Still never for a throwaway home, as on every platform.
+    assert agent.locate("home", tmp_path / "decoy", environ=environ).path == tmp_path / "decoy" / ".demo"
+    monkeypatch.setattr(portable, "SYSTEM", "linux")
+    assert agent.locate("home", profile, environ=environ).path == profile / ".demo"

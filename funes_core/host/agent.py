@@ -19,8 +19,8 @@ four class attributes, and every plugin re-derived where its agent keeps things 
 and :meth:`Agent.locate` applies one rule for every agent, which also says *why* a path was chosen
 (the default, or which variable), for ``funes integrations info``.
 
-This module imports the standard library only: per-turn hooks import it on every turn of every
-agent session, and must start in a few tens of milliseconds.
+This module imports the standard library only (and ``portable``, which does too): per-turn hooks
+import it on every turn of every agent session, and must start in a few tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from funes_core import portable
 
 __all__ = ["CONTRACT_VERSION", "SUPPORTED_CONTRACTS", "Agent", "Capabilities", "Location", "Resolved"]
 
@@ -135,7 +137,7 @@ class Agent:
         loc = self.location(name)
         env = os.environ if environ is None else environ
         extra = extra_env or {}
-        own_home = env.get("HOME", "").strip()
+        own_home = portable.user_home(env)
         sources = [extra]
         if own_home and _same_place(Path(own_home), home):
             sources.append(env)

@@ -31,6 +31,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import ClassVar
 
+from funes_core import portable
 from funes_core.files import missing_dirs
 from funes_core.home import resolve_funes_home
 from funes_core.host.agent import CONTRACT_VERSION, SUPPORTED_CONTRACTS, Agent, Capabilities
@@ -188,7 +189,8 @@ class InstallContext:
     ) -> InstallContext:
         """The context of the running process: ``HOME``, ``FUNES_HOME``, ``FUNES_BIN``."""
         env = os.environ if environ is None else environ
-        home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+        own = portable.user_home(env)
+        home = Path(own) if own else Path.home()
         funes_home = resolve_funes_home(env)
         return cls(
             home=home.expanduser().absolute(),
