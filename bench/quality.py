@@ -110,6 +110,7 @@ MEMFAS_VENV = CACHE / "memfas-venv"
 _PIPELINE = (
     "ingest/chunking.py",
     "ingest/engine.py",
+    "ingest/discovery.py",
     "redact.py",
     "turns/format.py",
     "store/lance.py",

@@ -26,24 +26,32 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
-import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from funes_core import portable
 from funes_core.home import FileState, Home, LockBusyError, RefusedFile, State, write_lock
 from funes_core.ingest.chunking import Chunk, Redactor, Tier, chunk_id, chunk_turn, render_block, tier_of
+from funes_core.ingest.discovery import (
+    LAST_TIER,
+    Discovery,
+    SourceFile,
+    _file_sha256,
+    _prune_state,
+    _remove_if_unchanged,
+    discover,
+)
 from funes_core.ingest.facets import RepoResolver, workdir_of
 from funes_core.ingest.markers import serve_markers
+from funes_core.ingest.native import bound_native_memory, release_native_memory
 from funes_core.ingest.notes import notes_file, reserved_for_notes
-from funes_core.ingest.sources import TURNS_SUFFIX, format_counts, iter_turns_files
+from funes_core.ingest.rebuild import copy_rows, rebuild_memory, settle_rebuild
+from funes_core.ingest.report import IndexOptions, IndexProgress, IndexReport, IndexRunError, _NoProgress
+from funes_core.ingest.sources import TURNS_SUFFIX, load_redactor
 from funes_core.models.vectors import Vector
 from funes_core.safetext import one_line, shorten
 from funes_core.store.base import Row, Store
@@ -59,7 +67,6 @@ from funes_core.turns.format import (
 from funes_core.version import __version__
 
 if TYPE_CHECKING:
-    from funes_core.ingest.worker import WorkerStart
     from funes_core.models.embed import Embedder
 
 __all__ = [
@@ -121,358 +128,7 @@ GROUP_CHARS = 4_000_000
 #: a lost lock, a permission) is not a file's fault and stops the run with nothing recorded for it.
 _ROW_ERRORS: tuple[type[Exception], ...] = (ValueError, TypeError, OverflowError, UnicodeError)
 
-SourceKind = Literal["file", "dir", "spool"]
-EmbedMode = Literal["here", "background", "none"]
 TIERS: tuple[Tier, ...] = (Tier.TEXT, Tier.TOOL_USE, Tier.TOOL_RESULT)
-LAST_TIER = int(Tier.TOOL_RESULT)
-
-
-class IndexRunError(RuntimeError):
-    """A run that cannot start (bad arguments, unknown spool); ``str()`` is the one line to show."""
-
-
-# --------------------------------------------------------------------------- options and report
-
-
-@dataclass(slots=True)
-class IndexOptions:
-    """What ``funes index`` was asked to do.
-
-    ``embed`` says who computes owed embeddings: ``here`` (this run, under the lock, within the
-    budget), ``background`` (the background worker, started if none runs; this run returns once
-    the text is stored, and leaves compaction and index upkeep to the worker's commits) or
-    ``none`` (nobody, yet: ``funes index --wait`` embeds after the run).
-    """
-
-    path: Path | None = None
-    harness: str | None = None
-    limit: int | None = None
-    budget: float | None = None
-    include_thinking: bool = True
-    rebuild: bool = False
-    #: ``--model NAME``: the embedding model (with ``rebuild``, the memory is re-embedded with it).
-    model: str | None = None
-    embed: EmbedMode = "here"
-
-
-@dataclass(slots=True)
-class IndexReport:
-    """What a run did; :meth:`summary` is the one line printed on stdout."""
-
-    files: int = 0
-    turns: int = 0
-    chunks: int = 0
-    redactions: Counter[str] = field(default_factory=Counter)
-    rejected: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    embedded: int = 0
-    #: embeddings owed after the run: the memory's count, or (``owed_counted`` false) the rows this
-    #: run stored, every one of them owed, when the run left counting to whoever embeds them
-    owed: int = 0
-    owed_counted: bool = True
-    files_left: int = 0
-    budget: float | None = None
-    budget_hit: bool = False
-    spool_deleted: int = 0
-    #: where a rebuild kept the old memory (``None``: no rebuild, or the old memory was deleted)
-    rebuilt_from: Path | None = None
-    #: the background worker embedding what is owed (``embed="background"`` only)
-    worker: WorkerStart | None = None
-    #: its rate so far (``None``: not measured on this machine yet)
-    worker_rate: float | None = None
-
-    def merge(self, later: IndexReport) -> None:
-        """Add a later pass of the same run (the pass a dirty spool asked for) to this report."""
-        self.files += later.files
-        self.turns += later.turns
-        self.chunks += later.chunks
-        self.redactions.update(later.redactions)
-        self.rejected.extend(later.rejected)
-        self.warnings.extend(later.warnings)
-        self.embedded += later.embedded
-        self.spool_deleted += later.spool_deleted
-        if later.owed_counted:
-            self.owed, self.owed_counted = later.owed, True  # a count after everything stored
-        else:
-            # Rows stored by the later pass, plus those of earlier passes that did not count; an
-            # earlier count is dropped rather than added to: "new" is all this report then claims.
-            self.owed = later.owed + (0 if self.owed_counted else self.owed)
-            self.owed_counted = False
-        self.files_left = later.files_left
-        self.budget_hit = self.budget_hit or later.budget_hit
-
-    def summary(self) -> str:
-        files = f"{self.files} file" + ("" if self.files == 1 else "s")
-        line = f"indexed {files}: {self.turns} turns, {self.chunks} chunks"
-        total = sum(self.redactions.values())
-        if total:
-            noun = "redaction" if total == 1 else "redactions"
-            line += f" ({total} {noun}: {format_counts(self.redactions)})"
-        line += f"; {len(self.rejected)} rejected; embeddings owed: {self.owed}"
-        if not self.owed_counted:
-            line += " new"
-        if self.owed and self.worker is not None:
-            line += f" ({background_note(self.owed, self.worker, self.worker_rate)})"
-        if self.budget_hit and (self.files_left or self.owed):
-            left = []
-            if self.files_left:
-                left.append(
-                    f"{self.files_left} file" + ("" if self.files_left == 1 else "s") + " not fully stored"
-                )
-            if self.owed and self.worker is None:
-                left.append(f"{self.owed} embeddings")
-            if left:
-                what = " and ".join(left)
-                line += f" — stopped at the {self.budget:g} s budget with {what} left"
-                line += "; run `funes index` again to continue"
-        return line
-
-
-def background_note(owed: int, worker: WorkerStart, rate: float | None) -> str:
-    """What a run that handed ``owed`` embeddings to the background worker says about them."""
-    from funes_core.ingest.worker import estimate_seconds
-
-    who = "a background worker" if worker.started else "the running background worker"
-    pid = f", pid {worker.pid}," if worker.pid else ""
-    minutes = max(1, round(estimate_seconds(owed, rate) / 60))
-    return (
-        f"{who}{pid} is embedding them: about {minutes} min; `funes status` shows progress, "
-        "`funes index --wait` waits for it"
-    )
-
-
-class IndexProgress(Protocol):
-    """Where the engine reports progress (a rich bar at a terminal, nothing otherwise)."""
-
-    def writing(self, total_steps: int) -> None: ...
-
-    def wrote(self, *, steps: int, turns: int, chunks: int) -> None: ...
-
-    def embedding(self, total: int) -> None: ...
-
-    def embedded(self, n: int) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class _NoProgress:
-    def writing(self, total_steps: int) -> None:
-        pass
-
-    def wrote(self, *, steps: int, turns: int, chunks: int) -> None:
-        pass
-
-    def embedding(self, total: int) -> None:
-        pass
-
-    def embedded(self, n: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-# --------------------------------------------------------------------------- sources
-
-
-def _sig(st: os.stat_result) -> str:
-    return f"{st.st_size}:{st.st_mtime_ns}"
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-@dataclass(slots=True)
-class SourceFile:
-    """One turns file to read this run, with the stamp it had when it was found."""
-
-    path: Path
-    kind: SourceKind
-    sig: str
-    ino: int
-    mtime_ns: int
-    size: int
-    #: highest tier already stored for this content (0 = nothing yet)
-    done: int = 0
-    refused: bool = False
-    #: changed while it was being read: left for the next run, neither recorded nor refused
-    skipped: bool = False
-
-    @property
-    def key(self) -> str:
-        return str(self.path)
-
-    @property
-    def signed(self) -> bool:
-        """Directory and spool files are remembered in state.json; a named file is re-read every run."""
-        return self.kind != "file"
-
-
-@dataclass(slots=True)
-class Discovery:
-    """The files a run will read, plus what discovery already settled."""
-
-    files: list[SourceFile]
-    #: spool files found fully stored by an earlier (interrupted) run: delete, don't re-read
-    finished_spool: list[SourceFile] = field(default_factory=list)
-    #: roots whose state entries for vanished files should be dropped
-    roots: list[Path] = field(default_factory=list)
-
-
-def _stat_source(path: Path, kind: SourceKind) -> SourceFile | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None  # vanished between listing and stat (a spool being drained by someone else)
-    return SourceFile(
-        path=path, kind=kind, sig=_sig(st), ino=st.st_ino, mtime_ns=st.st_mtime_ns, size=st.st_size
-    )
-
-
-def _settle_signed(src: SourceFile, state: State, include_thinking: bool) -> Literal["read", "skip", "done"]:
-    """Decide from the state whether a signed file needs reading; updates ``src.done``."""
-    refused = state.refused.get(src.key)
-    if refused is not None:
-        if refused.funes_version == __version__:
-            if refused.sig == src.sig:
-                return "skip"
-            with contextlib.suppress(OSError):
-                if _file_sha256(src.path) == refused.sha256:
-                    refused.sig = src.sig  # touched, not changed: still the same bad content
-                    return "skip"
-        del state.refused[src.key]
-    known = state.files.get(src.key)
-    if known is not None and known.sig == src.sig and (known.thinking or not include_thinking):
-        src.done = min(known.tier, LAST_TIER)
-        if src.done >= LAST_TIER:
-            return "done"
-    return "read"
-
-
-def discover(home: Home, options: IndexOptions, state: State) -> Discovery:
-    """List what this run reads, newest mtime first, with ``--limit`` applied to files that need work."""
-    found: list[SourceFile] = []
-    finished: list[SourceFile] = []
-    roots: list[Path] = []
-    if options.path is not None:
-        target = options.path.expanduser().absolute()
-        if not target.exists():
-            raise IndexRunError(f"no such file or folder: {options.path}")
-        if target.is_file():
-            src = _stat_source(target, "file")
-            if src is not None:
-                found.append(src)
-        else:
-            roots.append(target)
-            for path in iter_turns_files(target):
-                src = _stat_source(path, "dir")
-                if src is not None and _settle_signed(src, state, options.include_thinking) == "read":
-                    found.append(src)
-    else:
-        ids = home.spool_ids()
-        if options.harness is not None:
-            if options.harness not in ids:
-                raise IndexRunError(f"no {options.harness} spool")
-            ids = [options.harness]
-        for spool_id in ids:
-            root = home.spool_dir / spool_id
-            roots.append(root)
-            for path in iter_turns_files(root):
-                src = _stat_source(path, "spool")
-                if src is None:
-                    continue
-                verdict = _settle_signed(src, state, options.include_thinking)
-                if verdict == "read":
-                    found.append(src)
-                elif verdict == "done":
-                    finished.append(src)
-    found.sort(key=lambda s: (-s.mtime_ns, s.key))
-    if options.limit is not None:
-        found = found[: max(0, options.limit)]
-    return Discovery(files=found, finished_spool=finished, roots=roots)
-
-
-def _prune_state(state: State, roots: Iterable[Path]) -> None:
-    """Forget state entries for files under ``roots`` that no longer exist."""
-    prefixes = [str(r).rstrip(os.sep) + os.sep for r in roots]
-    if not prefixes:
-        return
-    for table in (state.files, state.refused):
-        for key in [k for k in table if any(k.startswith(p) for p in prefixes)]:
-            if not os.path.exists(key):
-                del table[key]
-
-
-def _remove_if_unchanged(src: SourceFile) -> bool:
-    """Delete a drained spool file, but only if it is still the file that was read.
-
-    The file is first renamed to a private name (never ``*.jsonl``), then checked: if a
-    producer replaced it after it was read, the newer content is put back under its name
-    (unless an even newer one already arrived there) so that nothing unstored is lost.
-    """
-    private = src.path.with_name(f".{src.path.name}.{os.getpid()}.drained")
-    try:
-        os.rename(src.path, private)
-    except FileNotFoundError:
-        return False
-    try:
-        st = private.stat()
-        if st.st_ino == src.ino and _sig(st) == src.sig:
-            private.unlink()
-            return True
-        with contextlib.suppress(FileExistsError):
-            os.link(private, src.path)
-        private.unlink()
-    except OSError:
-        with contextlib.suppress(OSError):
-            if not src.path.exists():
-                os.rename(private, src.path)
-    return False
-
-
-# --------------------------------------------------------------------------- native memory
-
-
-def bound_native_memory() -> None:
-    """Cap glibc at two malloc arenas for this process (a no-op elsewhere).
-
-    LanceDB runs its work on a pool of threads, and glibc gives each contending thread an arena of
-    its own that keeps what it freed: on a 50 MB transcript that is ~70 MB of resident memory
-    holding nothing (measured: peak 464 MB with the default, 426 MB with two arenas). Called
-    before the store is opened, so the threads it starts share two arenas.
-    """
-    portable.limit_malloc_arenas(2)
-
-
-def release_native_memory() -> None:
-    """Give the memory freed since the last call back to the system (glibc only).
-
-    Called after each store commit and before ``optimize``: batches come and go, and without a trim
-    the freed pages of every batch stay resident until the process ends.
-    """
-    portable.trim_malloc()
-
-
-# --------------------------------------------------------------------------- redaction
-
-
-def load_redactor(warn: Callable[[str], None] | None = None) -> Redactor | None:
-    """The index-time secret redactor, or ``None`` (with a note) if this build has none."""
-    from funes_core.ingest.sources import default_redactor
-
-    try:
-        return default_redactor()
-    except ModuleNotFoundError as exc:
-        if exc.name != "funes_core.redact":
-            raise
-        if warn is not None:
-            warn("note: secret redaction disabled — funes_core.redact is not available in this build")
-        return None
 
 
 # --------------------------------------------------------------------------- the engine
@@ -922,74 +578,6 @@ class Indexer:
 # --------------------------------------------------------------------------- entry points
 
 
-def rebuild_memory(home: Home) -> Path | None:
-    """Move the current memory aside (atomic rename) and forget the index state; returns where it went.
-
-    The old memory stays intact at ``memory.old-<UTC time>`` while the new one is built, so a
-    rebuild that fails can be undone by renaming it back; :func:`settle_rebuild` deletes it once
-    the new memory holds every turn it held.
-    """
-    # State first: a crash between the two steps then leaves a full state-less memory (re-read,
-    # deduplicated) rather than a fresh memory whose state claims files are already stored.
-    if home.state_path.exists():
-        State().save(home.state_path)
-    old: Path | None = None
-    if home.memory_dir.exists():
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        old = home.root / f"memory.old-{stamp}"
-        n = 1
-        while old.exists():
-            n += 1
-            old = home.root / f"memory.old-{stamp}-{n}"
-        os.rename(home.memory_dir, old)
-    return old
-
-
-def settle_rebuild(home: Home, old: Path, say: Callable[[str], None]) -> Path | None:
-    """After a rebuild ran to its end: delete the old memory if nothing would be lost, else keep it.
-
-    Why not always delete: spool files are deleted once stored, and agents delete old transcripts,
-    so the old memory may be the only copy of turns no source supplies any more; deleting it would
-    lose them silently. Why not always keep: a copy left in ``$FUNES_HOME`` keeps every passage
-    (and any secret) the user meant to rebuild away. So the old memory is deleted exactly when the
-    new one holds every turn it held (compared by session and turn id; owed embeddings do not
-    matter), and otherwise kept with a note that says how much only it holds. Returns where it was
-    kept, or ``None`` once deleted.
-    """
-    import shutil
-
-    missing = _stored_turns(old) - _stored_turns(home.memory_dir)
-    if missing:
-        sessions = len({sid for sid, _turn in missing})
-        turns = f"{len(missing)} of its turns" if len(missing) != 1 else "1 of its turns"
-        in_sessions = f"{sessions} session" + ("" if sessions == 1 else "s")
-        say(
-            f"note: kept the old memory at {old}: {turns} ({in_sessions}) are not in the new one "
-            "(their transcripts are gone, or the run stopped early); delete it once you no longer need them"
-        )
-        return old
-    try:
-        shutil.rmtree(old)
-    except OSError as exc:
-        say(f"note: could not delete the old memory at {old}: {exc.strerror or exc}; delete it by hand")
-        return old
-    say("note: rebuilt; deleted the old memory (the new one holds every turn it held)")
-    return None
-
-
-def _stored_turns(memory_dir: Path) -> set[tuple[str, str]]:
-    """(session id, turn uuid) of every turn a memory folder holds (two columns read, no text)."""
-    from funes_core.store.lance import LanceStore
-
-    store = LanceStore(memory_dir, read_consistency_interval=None)
-    if not store.exists():
-        return set()
-    table = store.arrow_rows(columns=("session_id", "turn_uuid"))
-    return set(
-        zip(table.column("session_id").to_pylist(), table.column("turn_uuid").to_pylist(), strict=True)
-    )
-
-
 #: Passes one holder of the store lock makes for dirty spools before it lets go (then it looks again).
 MAX_PASSES = 50
 
@@ -1206,33 +794,3 @@ def index_embedder(home: Home, options: IndexOptions) -> Embedder:
 
 
 #: Rows per write when a rebuild copies the old memory.
-_COPY_BATCH = 10_000
-
-
-def copy_rows(old_memory: Path, home: Home, embedder: Embedder) -> int:
-    """Copy every chunk of the memory moved aside into the new one, text only: re-embedding is owed.
-
-    Used by ``funes index --rebuild --model NAME``: the text is searchable by BM25 at once, and the
-    new model's vectors are computed by the background worker (or by this run, with ``--wait`` or
-    ``IndexOptions(embed="here")``).
-    """
-    from funes_core.store import open_store
-
-    old = open_store(old_memory, home=home, read_consistency_interval=None)
-    rows = [row.with_vector(None) for row in old.scan()]
-    if not rows:
-        return 0
-    new = open_store(home=home, create=True, read_consistency_interval=None)
-    new.stamp_model(embedder.stamp)
-    for start in range(0, len(rows), _COPY_BATCH):
-        new.add(rows[start : start + _COPY_BATCH])
-    return len(rows)
-
-
-def iter_spool_files(home: Home, spool_id: str | None = None) -> Iterator[Path]:
-    """The ``*.jsonl`` files waiting in one spool (or all), for ``funes status``."""
-    ids = [spool_id] if spool_id else home.spool_ids()
-    for sid in ids:
-        root = home.spool_dir / sid
-        if root.is_dir():
-            yield from iter_turns_files(root)

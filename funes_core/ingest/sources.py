@@ -24,6 +24,7 @@ __all__ = [
     "check_file",
     "default_redactor",
     "iter_turns_files",
+    "load_redactor",
     "prepare_file",
 ]
 
@@ -36,6 +37,18 @@ def default_redactor() -> Redactor:
     from funes_core.redact import redact
 
     return redact
+
+
+def load_redactor(warn: Callable[[str], None] | None = None) -> Redactor | None:
+    """The index-time secret redactor, or ``None`` (with a note) if this build has none."""
+    try:
+        return default_redactor()
+    except ModuleNotFoundError as exc:
+        if exc.name != "funes_core.redact":
+            raise
+        if warn is not None:
+            warn("note: secret redaction disabled — funes_core.redact is not available in this build")
+        return None
 
 
 def iter_turns_files(root: Path) -> Iterator[Path]:

@@ -304,7 +304,7 @@ def _since(stamp: str | None, now: datetime) -> float | None:
 
 def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home | None = None) -> StatusReport:
     """Gather the status of a memory (default: ``$FUNES_HOME/memory``) without ever writing anything."""
-    from funes_core.ingest.engine import iter_spool_files
+    from funes_core.ingest.discovery import iter_spool_files
     from funes_core.models.embed import embedder_from_env
     from funes_core.share.memory import open_memory, resolve_memory
     from funes_core.store import NoIndexError
