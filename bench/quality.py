@@ -111,7 +111,11 @@ _PIPELINE = (
     "ingest/chunking.py",
     "ingest/engine.py",
     "ingest/discovery.py",
-    "redact.py",
+    "redact/__init__.py",
+    "redact/rules.py",
+    "redact/names.py",
+    "redact/judge.py",
+    "secret_formats.toml",
     "turns/format.py",
     "store/lance.py",
 )

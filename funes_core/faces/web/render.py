@@ -25,7 +25,7 @@ from funes_core.safetext import one_line, passage
 __all__ = ["TEMPLATES", "environment", "mark", "page"]
 
 TEMPLATES = Path(__file__).parent / "templates"
-#: What the redactor leaves in place of a secret (``[REDACTED:<kind>]``, see redact.py).
+#: What the redactor leaves in place of a secret (``[REDACTED:<kind>]``, see redact/).
 _REDACTION = r"\[REDACTED:[A-Za-z0-9_.-]+\]"
 
 
