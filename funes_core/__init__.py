@@ -61,6 +61,7 @@ if TYPE_CHECKING:
         compact_json,
         is_blank,
         parse_ts,
+        read_json_array,
         read_json_lines,
     )
     from funes_core.models.base import (
@@ -159,6 +160,7 @@ _WHERE: dict[str, tuple[str, str]] = {
     "is_blank": ("funes_core.host.transcripts", "is_blank"),
     "parse_ts": ("funes_core.host.transcripts", "parse_ts"),
     "read_json_lines": ("funes_core.host.transcripts", "read_json_lines"),
+    "read_json_array": ("funes_core.host.transcripts", "read_json_array"),
     "Embedder": ("funes_core.models.base", "Embedder"),
     "ModelError": ("funes_core.models.base", "ModelError"),
     "ModelInfo": ("funes_core.models.base", "ModelInfo"),
@@ -229,6 +231,7 @@ __all__ = [
     "load_schema",
     "parse_line",
     "parse_ts",
+    "read_json_array",
     "read_json_lines",
     "read_json_text",
     "read_turns_file",

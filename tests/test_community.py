@@ -39,6 +39,8 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "copilot": "funes-memory-copilot",
         "aider": "funes-memory-aider",
         "continue": "funes-memory-continue",
+        "chatgpt": "funes-memory-chatgpt",
+        "claudeai": "funes-memory-claudeai",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched

@@ -1,4 +1,4 @@
-"""Helpers for reading agents' transcripts: timestamps, ids, blank text and tolerant JSON lines.
+"""Helpers for reading agents' transcripts: timestamps, ids, blank text, tolerant JSON lines and arrays.
 
 Every converter needs the same few things, and the first five plugins each wrote their own: five
 timestamp parsers that disagreed (a lowercase ``z``, seconds versus milliseconds), four "blank"
@@ -50,6 +50,7 @@ __all__ = [
     "compact_json",
     "is_blank",
     "parse_ts",
+    "read_json_array",
     "read_json_lines",
 ]
 
@@ -214,3 +215,56 @@ def read_json_lines(
         if (limit is not None and len(out.records) >= limit) or (until is not None and until(record)):
             break
     return out
+
+
+def read_json_array(path: Path) -> JsonLines:
+    """The object items of a file holding one JSON array (an export's ``conversations.json``), tolerantly.
+
+    Exports are one document, not JSON lines, yet a file being downloaded or unpacked is cut
+    somewhere: ``json.load`` would give nothing at all. The items are read one by one, so those
+    complete before a tear are all returned (the tear is reported in :attr:`JsonLines.skipped`
+    as ``"torn"``, and nothing after it is read); an item that is not an object is skipped and
+    reported, and positions count objects only, as in :func:`read_json_lines`. ``Skipped.line``
+    is the 1-based item number. Bytes that are not UTF-8 become U+FFFD; a file that is not an
+    array, or cannot be read, gives an empty result with the reason.
+    """
+    out = JsonLines()
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        out.skipped.append(Skipped(0, f"unreadable: {exc.strerror or exc}"))
+        return out
+    decoder = json.JSONDecoder()
+    at = _skip_space(text, 0)
+    if text[at : at + 1] != "[":
+        out.skipped.append(Skipped(0, "not a JSON array"))
+        return out
+    at = _skip_space(text, at + 1)
+    number = 0
+    while at < len(text) and text[at] != "]":
+        number += 1
+        try:
+            item, at = decoder.raw_decode(text, at)
+        except ValueError:
+            out.skipped.append(Skipped(number, "torn"))
+            return out
+        if isinstance(item, dict):
+            out.records.append((len(out.records) + 1, item))
+        else:
+            out.skipped.append(Skipped(number, f"a JSON {type(item).__name__}, not an object"))
+        at = _skip_space(text, at)
+        if text[at : at + 1] == ",":
+            at = _skip_space(text, at + 1)
+        elif text[at : at + 1] != "]":
+            out.skipped.append(Skipped(number + 1, "torn"))
+            return out
+    if at >= len(text):
+        out.skipped.append(Skipped(number + 1, "torn"))
+    return out
+
+
+def _skip_space(text: str, at: int) -> int:
+    """The index of the first character at or after ``at`` that is not JSON white space."""
+    while at < len(text) and text[at] in " \t\n\r":
+        at += 1
+    return at

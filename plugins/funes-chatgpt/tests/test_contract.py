@@ -1,0 +1,13 @@
+"""funes-memory-chatgpt passes the funes plugin contract: the kit's classes, pointed at this plugin.
+
+The fixtures are found through the converter's ``contract_fixtures`` package.
+"""
+
+from __future__ import annotations
+
+from funes_chatgpt import ChatgptConverter
+from funes_contracts import PluginContract
+
+
+class TestChatgpt(PluginContract):
+    converter_cls = ChatgptConverter

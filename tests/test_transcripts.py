@@ -1,0 +1,50 @@
+"""``read_json_array``: the complete items of a one-array export survive a tear, and ids never shift."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from funes_core import read_json_array
+
+
+def _read(
+    tmp_path: Path, text: str | bytes
+) -> tuple[list[tuple[int, dict[str, object]]], list[tuple[int, str]]]:
+    path = tmp_path / "conversations.json"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    out = read_json_array(path)
+    return out.records, [(s.line, s.reason) for s in out.skipped]
+
+
+def test_every_object_item_is_read_in_order(tmp_path: Path) -> None:
+    records, skipped = _read(tmp_path, '[\n  {"a": 1},\n  {"b": [1, {"c": "]"}]}\n]\n')
+    assert records == [(1, {"a": 1}), (2, {"b": [1, {"c": "]"}]})]
+    assert skipped == []
+
+
+def test_an_item_that_is_not_an_object_is_skipped_and_shifts_nobody(tmp_path: Path) -> None:
+    records, skipped = _read(tmp_path, '[{"a": 1}, "junk", 3, {"b": 2}]')
+    assert records == [(1, {"a": 1}), (2, {"b": 2})]
+    assert skipped == [(2, "a JSON str, not an object"), (3, "a JSON int, not an object")]
+
+
+@pytest.mark.parametrize("tail", ['{"b": [1, "tw', '{"b": 1}', '{"b": 1},', "", " "])
+def test_the_items_before_a_tear_are_kept(tmp_path: Path, tail: str) -> None:
+    records, skipped = _read(tmp_path, '[{"a": "é"}, ' + tail)
+    assert records[0] == (1, {"a": "é"})
+    assert skipped and skipped[-1][1] == "torn"
+
+
+def test_a_file_that_is_not_an_array_gives_nothing(tmp_path: Path) -> None:
+    assert _read(tmp_path, '{"conversations": []}') == ([], [(0, "not a JSON array")])
+    assert _read(tmp_path, "[]") == ([], [])
+
+
+def test_bytes_that_are_not_utf8_spoil_only_their_string(tmp_path: Path) -> None:
+    records, _ = _read(tmp_path, b'[{"a": "x\xffy"}, {"b": 1}]')
+    assert records == [(1, {"a": "x\ufffdy"}), (2, {"b": 1})]
