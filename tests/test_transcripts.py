@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from funes_core import read_json_array
+from funes_core import export_problem, read_json_array
 
 
 def _read(
@@ -48,3 +48,26 @@ def test_a_file_that_is_not_an_array_gives_nothing(tmp_path: Path) -> None:
 def test_bytes_that_are_not_utf8_spoil_only_their_string(tmp_path: Path) -> None:
     records, _ = _read(tmp_path, b'[{"a": "x\xffy"}, {"b": 1}]')
     assert records == [(1, {"a": "x\ufffdy"}), (2, {"b": 1})]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "says"),
+    [
+        ('[{"a": 1}, {"b": ', 1, "cut short (a download or unzip not finished?): read the 1 complete"),
+        ('{"user": "me"}', 0, "not a JSON array: not an export of"),
+        ('[{"a": 1}]', 0, "holds no"),
+    ],
+)
+def test_a_torn_or_wrong_export_is_said_in_one_line(tmp_path: Path, text: str, kept: int, says: str) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text(text, encoding="utf-8")
+    problem = export_problem(read_json_array(path), kept, "ChatGPT conversations")
+    assert problem is not None and says in problem and "\n" not in problem
+
+
+def test_a_sound_export_has_no_problem(tmp_path: Path) -> None:
+    path = tmp_path / "conversations.json"
+    path.write_text('[{"a": 1}]', encoding="utf-8")
+    assert export_problem(read_json_array(path), 1, "ChatGPT conversations") is None
+    path.write_text("[]", encoding="utf-8")
+    assert export_problem(read_json_array(path), 0, "ChatGPT conversations") is None

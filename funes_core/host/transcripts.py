@@ -48,6 +48,7 @@ __all__ = [
     "clean_id",
     "clean_text",
     "compact_json",
+    "export_problem",
     "is_blank",
     "parse_ts",
     "read_json_array",
@@ -268,3 +269,23 @@ def _skip_space(text: str, at: int) -> int:
     while at < len(text) and text[at] in " \t\n\r":
         at += 1
     return at
+
+
+def export_problem(read: JsonLines, kept: int, what: str) -> str | None:
+    """What is wrong with an export file, in one line for its user, or ``None`` when nothing is.
+
+    ``read`` is the file's :func:`read_json_array`, ``kept`` how many of its items the converter
+    recognised as ``what`` (``"ChatGPT conversations"``). Without this line a torn download, or a
+    file that is not an export at all, would only show as fewer (or no) sessions to index.
+    """
+    reasons = {s.reason for s in read.skipped}
+    if any(r.startswith("unreadable") or r == "not a JSON array" for r in reasons):
+        reason = next(r for r in reasons if r.startswith("unreadable") or r == "not a JSON array")
+        return f"{reason}: not an export of {what}; nothing read"
+    if "torn" in reasons:
+        return (
+            f"cut short (a download or unzip not finished?): read the {kept} complete {what} before the cut"
+        )
+    if kept == 0 and (read.records or read.skipped):
+        return f"holds no {what} (a JSON array of something else); nothing read"
+    return None

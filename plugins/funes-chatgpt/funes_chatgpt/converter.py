@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ from funes_core import (
     SessionRef,
     Turn,
     clean_id,
+    export_problem,
     is_blank,
     parse_ts,
     read_json_array,
@@ -77,11 +79,17 @@ def conversations(path: Path) -> list[tuple[str, dict[str, Any]]]:
 @functools.lru_cache(maxsize=2)
 def _conversations(path: str, mtime_ns: int, size: int) -> list[tuple[str, dict[str, Any]]]:
     # One parse per file version: sessions_in and every convert of a 100 MB export share it.
+    # A torn or wrong file is said once per version, in one line, on stderr (never stdout: a
+    # converter's stdout may be what `funes integrations convert` pipes on).
     found: list[tuple[str, dict[str, Any]]] = []
-    for _, item in read_json_array(Path(path)):
+    read = read_json_array(Path(path))
+    for _, item in read:
         session_id = clean_id(item.get("id")) or clean_id(item.get("conversation_id"))
         if session_id and isinstance(item.get("mapping"), dict):
             found.append((safe_id(session_id), item))
+    problem = export_problem(read, len(found), "ChatGPT conversations")
+    if problem:
+        print(f"funes: chatgpt: {path}: {problem}", file=sys.stderr)
     return found
 
 

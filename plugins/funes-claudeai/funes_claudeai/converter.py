@@ -37,6 +37,7 @@ Standard library and the core's helpers only.
 from __future__ import annotations
 
 import functools
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from funes_core import (
     Turn,
     clean_id,
     compact_json,
+    export_problem,
     is_blank,
     parse_ts,
     read_json_array,
@@ -73,11 +75,17 @@ def conversations(path: Path) -> list[tuple[str, dict[str, Any]]]:
 @functools.lru_cache(maxsize=2)
 def _parsed(path: str, mtime_ns: int, size: int) -> list[tuple[str, dict[str, Any]]]:
     # Parsed once per version of the file: listing and converting its sessions share it.
+    # A torn or wrong file is said once per version, in one line, on stderr (never stdout: a
+    # converter's stdout may be what `funes integrations convert` pipes on).
     out: list[tuple[str, dict[str, Any]]] = []
-    for _, item in read_json_array(Path(path)):
+    read = read_json_array(Path(path))
+    for _, item in read:
         session_id = clean_id(item.get("uuid"))
         if session_id and isinstance(item.get("chat_messages"), list):
             out.append((safe_id(session_id), item))
+    problem = export_problem(read, len(out), "Claude.ai conversations")
+    if problem:
+        print(f"funes: claudeai: {path}: {problem}", file=sys.stderr)
     return out
 
 
