@@ -931,17 +931,17 @@ def test_depth_scales_with_the_memory_past_ten_thousand_chunks_within_its_cap() 
 def test_session_evidence_raises_the_session_whose_passages_cluster_among_the_leading_ones() -> None:
     """Two passages of one session that match the question outrank one slightly better passage that
     matches alone in another session; a passage alone in its session gains nothing."""
-    from funes_core.read.recall import _with_sessions
+    from funes_core.read.rank import with_sessions
 
     def row(sid: str, seq: int) -> Row:
         return rows_of(turn(sid, seq, f"text {sid} {seq}"), None)[0]
 
     alone, first, second = row("b", 0), row("a", 0), row("a", 5)
     fused = [(alone, 0.9), (first, 0.8), (second, 0.5)]
-    out = _with_sessions(fused, 0.3, head=20)
+    out = with_sessions(fused, 0.3, head=20)
     assert [r.session_id for r, _ in out] == ["a", "b", "a"]
     scores = {r.id: s for r, s in out}
     assert scores[alone.id] == 0.9
     assert scores[first.id] == pytest.approx(0.8 + 0.3 * 0.5)
     assert scores[second.id] == pytest.approx(0.5 + 0.3 * 0.8)
-    assert _with_sessions(fused, 0.3, head=1) == fused  # outside the head: untouched
+    assert with_sessions(fused, 0.3, head=1) == fused  # outside the head: untouched
