@@ -41,6 +41,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "continue": "funes-memory-continue",
         "chatgpt": "funes-memory-chatgpt",
         "claudeai": "funes-memory-claudeai",
+        "vibe": "funes-memory-vibe",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched

@@ -37,18 +37,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from funes_core.turns.format import _clean_surrogates, format_ts, is_utc_ts, safe_id
 
 __all__ = [
     "WHITE_SPACE",
+    "FunctionCall",
     "JsonLines",
     "Skipped",
     "clean_id",
     "clean_text",
     "compact_json",
     "export_problem",
+    "function_call",
     "is_blank",
     "parse_ts",
     "read_json_array",
@@ -147,6 +149,37 @@ def clean_text(text: str) -> str:
 def compact_json(value: object) -> str:
     """``value`` as compact JSON in its own key order, non-ASCII kept (how tool inputs are stored)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class FunctionCall(NamedTuple):
+    """One OpenAI-style tool call, read: what a ``tool_use`` block is made of."""
+
+    name: str
+    arguments: str
+    call_id: str | None
+
+
+def function_call(call: object) -> FunctionCall | None:
+    """``{"id", "function": {"name", "arguments"}}`` (the chat/completions shape) read tolerantly.
+
+    Several agents keep the model's tool calls exactly as the OpenAI chat API gave them (the
+    Continue CLI, Mistral Vibe), so they are read once here: ``arguments`` verbatim when it is a
+    non-blank string (what the model wrote, even when it is not valid JSON), else compact JSON of
+    whatever is there (``{}`` for nothing or a blank string); ``None`` for a call with no named function.
+    """
+    function = call.get("function") if isinstance(call, dict) else None
+    if (
+        not isinstance(call, dict)
+        or not isinstance(function, dict)
+        or not isinstance(function.get("name"), str)
+    ):
+        return None
+    args = function.get("arguments")
+    if isinstance(args, str):
+        text = args if args.strip() else "{}"
+    else:
+        text = compact_json({} if args is None else args)
+    return FunctionCall(function["name"], text, clean_id(call.get("id")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,7 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from funes_continue.agent import AGENT
-from funes_core import Block, Converter, SessionRef, Turn, clean_id, compact_json, is_blank, parse_ts, safe_id
+from funes_core import (
+    Block,
+    Converter,
+    SessionRef,
+    Turn,
+    clean_id,
+    compact_json,
+    function_call,
+    is_blank,
+    parse_ts,
+    safe_id,
+)
 
 __all__ = ["ContinueConverter"]
 
@@ -136,16 +147,12 @@ class ContinueConverter(Converter, agent=AGENT):
             blocks = [Block("text", text) for text in _texts(message.get("content"))]
             calls = message.get("toolCalls") if isinstance(message.get("toolCalls"), list) else []
             names: dict[str, str] = {}
-            for call in calls:
-                function = call.get("function") if isinstance(call, dict) else None
-                if not isinstance(function, dict) or not isinstance(function.get("name"), str):
-                    continue
-                call_id = clean_id(call.get("id"))
-                args = function.get("arguments")
-                text = args if isinstance(args, str) and args.strip() else compact_json(args or {})
-                blocks.append(Block("tool_use", text, tool_name=function["name"], tool_use_id=call_id))
-                if call_id:
-                    names[call_id] = function["name"]
+            for call in filter(None, map(function_call, calls)):
+                blocks.append(
+                    Block("tool_use", call.arguments, tool_name=call.name, tool_use_id=call.call_id)
+                )
+                if call.call_id:
+                    names[call.call_id] = call.name
             add(f"{session_id}-{n}", message["role"], blocks)
             states = [s for s in item.get("toolCallStates") or [] if isinstance(s, dict)]
             if states and all(s.get("status") in _FINISHED for s in states):
