@@ -118,6 +118,7 @@ _PIPELINE = (
     "secret_formats.toml",
     "turns/format.py",
     "store/lance.py",
+    "store/lance_table.py",
 )
 #: "Now" for the recent profile (after every LoCoMo session; only age differences matter).
 NOW = datetime(2025, 1, 1, tzinfo=UTC)

@@ -49,26 +49,39 @@ lancedb is imported inside this module's functions only: importing it costs over
 
 from __future__ import annotations
 
-import contextlib
 import os
-import re
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from funes_core.models.vectors import ModelMismatchError, ModelStamp, Vector
-from funes_core.store.base import RANK_FIELDS, Filters, Hit, Row, StoreStats, candidate_row
+from funes_core.store.base import RANK_FIELDS, Filters, Hit, Row
+from funes_core.store.lance_bulk import LanceBulk
+from funes_core.store.lance_reads import LanceReads
+from funes_core.store.lance_table import (
+    _DIM_KEY,
+    _MODEL_KEY,
+    _ROW_COLUMNS,
+    COLUMNS,
+    VECTOR_TYPE,
+    IndexBacklog,
+    NotFunesMemoryError,
+    _candidate_rows,
+    _rows_from_arrow,
+    arrow_schema,
+    filters_sql,
+    sql_literal,
+    windows_sql,
+)
+from funes_core.store.races import _unless_done, lost_commit_race, retry_lost_races
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from funes_core.store.purgelog import Denied
-    from funes_core.store.rewrite import RewriteResult
 
 __all__ = [
     "ANN_MIN_ROWS",
@@ -82,6 +95,7 @@ __all__ = [
     "VERSION_GRACE",
     "IndexBacklog",
     "LanceStore",
+    "NotFunesMemoryError",
     "arrow_schema",
     "filters_sql",
     "lost_commit_race",
@@ -92,8 +106,6 @@ __all__ = [
 
 TABLE_NAME = "chunks"
 DEFAULT_DIM = 384
-#: The element type of the ``vector`` column of a new memory (see "Half-precision vectors" above).
-VECTOR_TYPE = "float16"
 #: Rows with a vector before an ANN index is worth building (brute force is exact and fast below).
 ANN_MIN_ROWS = 20_000
 #: Rows per IVF partition of the vector index: ~245 partitions at 1M rows.
@@ -139,60 +151,6 @@ UPKEEP_ROWS = 2_000
 #: than this many already is optimized on every append, as before.
 UPKEEP_FRAGMENTS = 64
 
-#: Every column in table order; ``vector`` is handled separately (never loaded into rows).
-COLUMNS: tuple[str, ...] = (
-    "id",
-    "text",
-    "session_id",
-    "workdir",
-    "turn_uuid",
-    "parent_uuid",
-    "seq",
-    "ts",
-    "role",
-    "block_type",
-    "tool_name",
-    "source_path",
-    "block_idx",
-    "split_idx",
-    "vector",
-    "harness",
-    "repo",
-    "taint",
-)
-T = TypeVar("T")
-_ROW_COLUMNS = [c for c in COLUMNS if c != "vector"]
-_NULLABLE = {"parent_uuid", "tool_name", "vector"}
-_INT_COLUMNS = {"seq", "block_idx", "split_idx"}
-_MODEL_KEY = b"embedding_model"
-_DIM_KEY = b"embedding_dim"
-_PK_KEY = b"lance-schema:unenforced-primary-key"
-#: What Lance says when a concurrent writer's commit won a race it cannot rebase this one onto.
-_COMMIT_RACE = re.compile(
-    r"Retryable commit conflict|Incompatible transaction|Too many concurrent writ", re.IGNORECASE
-)
-
-
-@dataclass(frozen=True, slots=True)
-class IndexBacklog:
-    """How far a table's indexes are behind its rows (what a remote's index upkeep decides on).
-
-    Rows outside an index are still found: LanceDB scans them flat next to the index search,
-    exactly, at a cost that grows with their number.
-    """
-
-    #: rows the full-text index does not cover
-    text: int
-    #: rows whose vector the ANN index does not cover; every vector when an ANN index is due
-    #: (:attr:`LanceStore.ann_min_rows` of them) but none exists yet
-    vector: int
-    #: segments of the ANN index: 1 after a build, one more for each fold of new rows
-    segments: int
-
-    @property
-    def rows(self) -> int:
-        return max(self.text, self.vector)
-
 
 def _lancedb() -> Any:
     # Lance logs (Rust env_logger) go straight to stderr; keep them to errors unless asked.
@@ -203,144 +161,6 @@ def _lancedb() -> Any:
     import lancedb
 
     return lancedb
-
-
-def arrow_schema(
-    dim: int, stamp: ModelStamp | None = None, *, primary_key: bool = False, vector_type: str = VECTOR_TYPE
-) -> pa.Schema:
-    """The table schema; the model stamp rides on the ``vector`` field's metadata.
-
-    ``primary_key`` marks ``id`` as Lance's unenforced primary key. Remotes need it: with it, two
-    writers inserting the same new id at the same moment conflict and the loser retries; without
-    it, both inserts commit and the id is stored twice (lance-format/lance#4585, measured 100-450
-    duplicates of 4000 in the tests of issue 12). The local memory has one writer and needs none.
-    ``vector_type`` is ``float16`` (new memories) or ``float32`` (how older memories were built;
-    benchmarks build one to compare).
-    """
-    import pyarrow as pa
-
-    fields = []
-    for name in COLUMNS:
-        if name == "id" and primary_key:
-            fields.append(pa.field("id", pa.utf8(), nullable=False, metadata={_PK_KEY: b"true"}))
-        elif name == "vector":
-            meta = {_MODEL_KEY: stamp.model.encode(), _DIM_KEY: str(stamp.dim).encode()} if stamp else None
-            value = pa.float16() if vector_type == "float16" else pa.float32()
-            fields.append(pa.field("vector", pa.list_(value, dim), nullable=True, metadata=meta))
-        else:
-            kind = pa.int64() if name in _INT_COLUMNS else pa.utf8()
-            fields.append(pa.field(name, kind, nullable=name in _NULLABLE))
-    return pa.schema(fields)
-
-
-def sql_literal(value: str) -> str:
-    """A SQL string literal: quoted, with ``'`` doubled (the only escape SQL string literals have)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def filters_sql(filters: Filters | None) -> str | None:
-    """Translate :class:`Filters` into a Lance SQL predicate with exactly ``Filters.matches``' semantics."""
-    if filters is None or filters.empty:
-        return None
-    parts: list[str] = []
-    if filters.harness is not None:
-        parts.append(f"harness IN ({', '.join(sql_literal(v) for v in filters.harness_values())})")
-    for column in ("role", "block_type", "session_id"):
-        value = getattr(filters, column)
-        if value is not None:
-            parts.append(f"{column} = {sql_literal(value)}")
-    if filters.repo is not None:
-        # `repo` holds space-separated identities; match one whole identity, never a substring.
-        parts.append(f"array_has(string_to_array(repo, ' '), {sql_literal(filters.repo)})")
-    if filters.ts_lower is not None:
-        parts.append(f"ts >= {sql_literal(filters.ts_lower)}")
-    if filters.ts_upper is not None:
-        parts.append(f"ts < {sql_literal(filters.ts_upper)}")
-    return " AND ".join(f"({p})" for p in parts)
-
-
-def windows_sql(windows: Mapping[str, tuple[int, int]]) -> str:
-    """The predicate of :meth:`LanceStore.session_windows`: each session's rows with ``lo <= seq <= hi``.
-
-    The leading ``session_id IN (...)`` is what the ``session_id`` BTREE index answers; the OR of
-    (session AND seq) windows alone is not, and was a scan of the whole table (110-180 ms at 1M
-    rows, twice a recall, against 25-30 ms through the index). The windows refine the index's rows.
-    """
-    names = ", ".join(sql_literal(sid) for sid in sorted(windows))
-    spans = " OR ".join(
-        f"(session_id = {sql_literal(sid)} AND seq >= {int(lo)} AND seq <= {int(hi)})"
-        for sid, (lo, hi) in sorted(windows.items())
-    )
-    return f"session_id IN ({names}) AND ({spans})"
-
-
-def _and(*clauses: str | None) -> str | None:
-    present = [c for c in clauses if c]
-    if not present:
-        return None
-    return " AND ".join(f"({c})" for c in present)
-
-
-def _rows_from_arrow(table: pa.Table) -> list[Row]:
-    return [Row(**{c: rec[c] for c in _ROW_COLUMNS}) for rec in table.select(_ROW_COLUMNS).to_pylist()]
-
-
-def _candidate_rows(table: pa.Table) -> list[Row]:
-    return [candidate_row(**rec) for rec in table.select(list(RANK_FIELDS)).to_pylist()]
-
-
-def _dir_size(path: Path) -> int:
-    total = 0
-    for dirpath, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                total += (Path(dirpath) / name).stat().st_size
-            except OSError:
-                continue
-    return total
-
-
-def lost_commit_race(exc: BaseException) -> bool:
-    """True when Lance refused a commit because a concurrent writer's came first and the step must be
-    done again on the latest version: a conflict it could not rebase ("Retryable commit conflict"),
-    a commit a concurrent creation's overwrite made stale ("Incompatible transaction"), or its own
-    retries running out beside busy writers ("Too many concurrent writers")."""
-    return _COMMIT_RACE.search(str(exc)) is not None
-
-
-def retry_lost_races(step: Callable[[], T], refresh: Callable[[], object], attempts: int = 8) -> T:
-    """Run ``step``, an idempotent commit to a table several writers share; after a lost race
-    (:func:`lost_commit_race`), ``refresh`` to the latest version and run it again there.
-
-    A store of a shared table never re-reads it by itself, and redoing the step on its stale view
-    lost the same race again, every time. Each retry waits a growing, jittered pause first (two
-    writers retrying at once collided in lock-step). Any other error is raised at once.
-    """
-    import random
-
-    attempt = 1
-    while True:
-        try:
-            return step()
-        except Exception as exc:
-            if attempt == attempts or not lost_commit_race(exc):
-                raise
-        time.sleep(random.uniform(0.2, 1.0) * attempt)
-        with contextlib.suppress(Exception):
-            refresh()
-        attempt += 1
-
-
-def _unless_done(table: Any, step: Callable[[], object], done: Callable[[list[Any]], bool]) -> None:
-    """Run ``step``, an index change; if it fails, accept that when the latest version's indexes
-    show it ``done`` (a concurrent writer made the same change first: a lost commit race)."""
-    try:
-        step()
-    except Exception:
-        with contextlib.suppress(Exception):
-            table.checkout_latest()
-        if not done(table.list_indices()):
-            raise
 
 
 def _drop_index(table: Any, name: str) -> None:
@@ -366,7 +186,7 @@ def _ann_outgrown(partitions: int | None, with_vectors: int) -> bool:
     return with_vectors // ANN_ROWS_PER_PARTITION >= ANN_REBUILD_GROWTH * partitions
 
 
-class LanceStore:
+class LanceStore(LanceReads, LanceBulk):
     """A :class:`~funes_core.store.base.Store` on an embedded LanceDB table named ``chunks``.
 
     ``uri`` is the memory folder (``$FUNES_HOME/memory``; the table is ``chunks.lance`` inside)
@@ -971,238 +791,3 @@ class LanceStore:
         # owed row by the keyword leg alone: the vector leg cannot see it).
         columns = {c: c for c in (*(_ROW_COLUMNS if full else RANK_FIELDS), "_score")}
         return search.select(columns | {"_owed": "vector IS NULL"}).limit(k)
-
-    def session_rows(
-        self, session_id: str, seq_from: int | None = None, seq_to: int | None = None
-    ) -> list[Row]:
-        if self._tbl() is None:
-            return []
-        where = _and(
-            f"session_id = {sql_literal(session_id)}",
-            f"seq >= {int(seq_from)}" if seq_from is not None else None,
-            f"seq <= {int(seq_to)}" if seq_to is not None else None,
-        )
-        rows = self._rows(self._query(where, _ROW_COLUMNS))
-        rows.sort(key=lambda r: (r.seq, r.block_idx, r.split_idx))
-        return rows
-
-    def session_windows(self, windows: Mapping[str, tuple[int, int]]) -> list[Row]:
-        if self._tbl() is None or not windows:
-            return []
-        # One query for every window: per-session queries cost a scan each (~8 ms at 100k rows).
-        rows = self._rows(self._query(windows_sql(windows), _ROW_COLUMNS))
-        rows.sort(key=lambda r: (r.session_id, r.seq, r.block_idx, r.split_idx))
-        return rows
-
-    def session_vectors(self, session_id: str) -> dict[str, Vector]:
-        table = self._tbl()
-        if table is None:
-            return {}
-        where = f"session_id = {sql_literal(session_id)} AND vector IS NOT NULL"
-        found = self._query(where, ["id", "vector"])
-        if found.num_rows == 0:
-            return {}
-        dim = self._vector_dim(table)
-        flat = found.column("vector").combine_chunks().flatten().to_numpy().astype(np.float32)
-        matrix = flat.reshape(-1, dim)
-        return {
-            row_id: np.array(matrix[i], dtype=np.float32)
-            for i, row_id in enumerate(found.column("id").to_pylist())
-        }
-
-    def scan(self, filters: Filters | None = None) -> list[Row]:
-        if self._tbl() is None:
-            return []
-        return self._rows(self._query(filters_sql(filters), _ROW_COLUMNS))
-
-    def count(self, filters: Filters | None = None) -> int:
-        table = self._tbl()
-        if table is None:
-            return 0
-        return int(table.count_rows(filters_sql(filters)))
-
-    def stats(self) -> StoreStats:
-        table = self._tbl()
-        if table is None:
-            return StoreStats(chunks=0, sessions=0, owed=0, harnesses={}, disk_bytes=self.disk_bytes())
-        import pyarrow.compute as pc
-
-        facets = self._query(None, ["session_id", "harness"])
-        harnesses: dict[str, int] = {}
-        if facets.num_rows:
-            for item in pc.value_counts(facets.column("harness")).to_pylist():
-                harnesses[str(item["values"])] = int(item["counts"])
-        return StoreStats(
-            chunks=facets.num_rows,
-            sessions=int(pc.count_distinct(facets.column("session_id")).as_py()) if facets.num_rows else 0,
-            owed=self.owed_count(),
-            harnesses=dict(sorted(harnesses.items(), key=lambda kv: (-kv[1], kv[0]))),
-            disk_bytes=self.disk_bytes(),
-        )
-
-    def owed_count(self) -> int:
-        """Rows whose vector is null: a read of the whole vector column (1.4-2.9 s at 1M rows)."""
-        table = self._tbl()
-        return 0 if table is None else int(table.count_rows("vector IS NULL"))
-
-    def disk_bytes(self) -> int:
-        """Bytes on disk of the table (data, indexes, manifests); 0 for a remote URI."""
-        path = self.table_path
-        return _dir_size(path) if "://" not in self.uri and path.exists() else 0
-
-    def last_write(self) -> datetime | None:
-        """When the latest version was committed (UTC), or ``None`` for an empty memory."""
-        table = self._tbl()
-        if table is None:
-            return None
-        versions = table.list_versions()
-        if not versions:
-            return None
-        latest = max(versions, key=lambda v: v["version"])["timestamp"]
-        if not isinstance(latest, datetime):
-            return None
-        # lancedb hands back a naive local time; astimezone() reads a naive value as local.
-        return latest.astimezone(UTC)
-
-    # -- bulk access: push, rewrite -------------------------------------------------------
-    def check_funes_schema(self) -> None:
-        """Raise ``ValueError`` unless the table has every column funes writes (a funes memory)."""
-        table = self._tbl()
-        names = set(table.schema.names) if table is not None else set()
-        missing = [c for c in COLUMNS if c not in names]
-        if missing:
-            raise NotFunesMemoryError(self.label, missing)
-
-    def arrow_rows(
-        self, *, where: str | None = None, with_vector: bool = False, columns: Sequence[str] | None = None
-    ) -> pa.Table:
-        """Every row matching ``where`` as Arrow (without vectors unless asked; only ``columns`` if
-        given): push's delta, a rebuild's comparison of turns."""
-        import pyarrow as pa
-
-        table = self._tbl()
-        if columns is None:
-            columns = [*_ROW_COLUMNS, "vector"] if with_vector else _ROW_COLUMNS
-        if table is None:
-            return pa.table({c: pa.array([], pa.utf8()) for c in columns})
-        return self._query(where, columns)
-
-    def arrow_rows_by_id(self, ids: Sequence[str], *, batch: int = 2000) -> Iterable[pa.Table]:
-        """Whole rows (with vectors, in table order) for ``ids``, ``batch`` ids at a time."""
-        table = self._tbl()
-        if table is None:
-            return
-        names = list(table.schema.names)
-        for start in range(0, len(ids), batch):
-            chunk = ids[start : start + batch]
-            where = f"id IN ({', '.join(sql_literal(i) for i in chunk)})"
-            yield self._query(where, names)
-
-    def all_ids(self) -> set[str]:
-        """Every chunk id stored (one column read)."""
-        table = self._tbl()
-        if table is None:
-            return set()
-        return set(self._query(None, ["id"]).column("id").to_pylist())
-
-    def count_where(self, where: str) -> int:
-        table = self._tbl()
-        return 0 if table is None else int(table.count_rows(where))
-
-    def add_arrow(self, rows: pa.Table) -> int:
-        """Insert Arrow rows whose ids are absent (one commit); the bulk twin of :meth:`add`."""
-        table = self._tbl()
-        if table is None:
-            raise ValueError("the table does not exist yet: stamp_model first")
-        schema = table.schema
-        data = rows.select(schema.names).cast(schema)
-        self._ids, self._ids_checked = None, True  # rows this store does not list one by one
-        result = retry_lost_races(
-            lambda: table.merge_insert("id").when_not_matched_insert_all().execute(data),
-            table.checkout_latest,
-        )
-        return int(result.num_inserted_rows)
-
-    def rebuild_indexes(self, table: Any | None = None) -> None:
-        """Build every index again from the rows there are now (after a rewrite dropped them)."""
-        table = table if table is not None else self._tbl()
-        if table is None:
-            return
-        from lancedb.index import FTS
-
-        table.create_index("text", config=FTS(with_position=False), replace=True)
-        self._fts_checked = True
-        from lancedb.index import BTree
-
-        for column in ["session_id", "ts"] if self.primary_key else ["session_id", "ts", "id"]:
-            table.create_index(column, config=BTree(), replace=True)
-        with_vectors = table.count_rows("vector IS NOT NULL")
-        if with_vectors >= self.ann_min_rows:
-            self._build_ann(table, with_vectors)
-
-    def table_schema(self) -> pa.Schema | None:
-        """The table's Arrow schema, or ``None`` before it exists."""
-        table = self._tbl()
-        return None if table is None else table.schema
-
-    def finish_rewrite(self) -> None:
-        """Finish a rewrite that was killed after its overwrite committed: build the indexes again
-        if the overwrite dropped them, and delete every older version (they hold the removed text)."""
-        from funes_core.store.rewrite import drop_history
-
-        table = self._tbl()
-        if table is None:
-            return
-        if not any("text" in list(i.columns) for i in table.list_indices()):
-            self.rebuild_indexes(table)
-        drop_history(table)
-        self._table = None
-
-    def rewrite(
-        self,
-        *,
-        drop_ids: Iterable[str],
-        replacements: Sequence[Row] = (),
-        spool_dir: Path,
-        replacement_table: pa.Table | None = None,
-    ) -> RewriteResult:
-        """Rewrite the table without ``drop_ids`` (plus ``replacements``), leaving no old file behind.
-
-        See :mod:`funes_core.store.rewrite`. The caller holds the write lock (local) or accepts
-        that concurrent readers of old versions fail once (a remote: scrub and purge are rare,
-        explicit acts).
-        """
-        import pyarrow as pa
-
-        from funes_core.store.rewrite import rewrite_table
-
-        table = self._tbl()
-        if table is None:
-            from funes_core.store.rewrite import RewriteResult
-
-            return RewriteResult(0, 0, 0)
-        schema = table.schema
-        extra = replacement_table
-        if replacements:
-            items = list({r.id: r for r in replacements}.values())
-            columns: dict[str, Any] = {c: [getattr(r, c) for r in items] for c in _ROW_COLUMNS}
-            columns["vector"] = self._vector_array([r.vector for r in items], schema.field("vector"))
-            extra = pa.table({c: columns[c] for c in schema.names}, schema=schema)
-        result = rewrite_table(
-            table,
-            drop_ids=set(drop_ids),
-            replacements=extra,
-            rebuild_indexes=self.rebuild_indexes,
-            spool_dir=spool_dir,
-        )
-        self._table = None
-        self._ids, self._ids_checked = None, True
-        return result
-
-
-class NotFunesMemoryError(ValueError):
-    """A dataset named ``chunks`` that lacks funes' columns; ``str()`` is the one line."""
-
-    def __init__(self, label: str, missing: Sequence[str]) -> None:
-        super().__init__(f"{label} is not a funes memory (its table lacks {', '.join(missing[:3])})")
-        self.label = label
