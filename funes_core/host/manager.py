@@ -457,19 +457,11 @@ class FunesPluginManager:
             if not isinstance(item, type) or not issubclass(item, role.base):
                 base = f"funes_core.{role.base.__name__}"
                 raise PluginError(f"{role.hook} returned {item!r}, which is not a subclass of {base}")
-            where = f"{item.__module__}.{item.__qualname__}"
-            ident = getattr(item, "id", None)
-            if not isinstance(ident, str) or not ID_PATTERN.fullmatch(ident):
-                raise PluginError(f"{where}.id must match [a-z0-9_-]+, got {ident!r}")
-            label = getattr(item, "label", None)
-            if not isinstance(label, str) or not label.strip():
-                raise PluginError(f"{where}.label must be a non-empty string")
+            where, ident = _identity(item)
             version = getattr(item, "contract_version", None)
             if version not in SUPPORTED_CONTRACTS:
                 raise ContractError(contract_refusal(where, version))
-            if inspect.isabstract(item):
-                missing = ", ".join(sorted(getattr(item, "__abstractmethods__", ())))
-                raise PluginError(f"{where} does not implement {missing}")
+            _check_complete(item, where)
             if ident in ids:
                 raise PluginError(f"{role.hook} returned two classes with id {ident!r}")
             ids.add(ident)
@@ -603,13 +595,7 @@ class FunesPluginManager:
 
 def _check_class(item: type[Any], version: int, contract: str) -> str:
     """Check a registered class's id, label, contract version and completeness; returns its id."""
-    where = f"{item.__module__}.{item.__qualname__}"
-    ident = getattr(item, "id", None)
-    if not isinstance(ident, str) or not ID_PATTERN.fullmatch(ident):
-        raise PluginError(f"{where}.id must match [a-z0-9_-]+, got {ident!r}")
-    label = getattr(item, "label", None)
-    if not isinstance(label, str) or not label.strip():
-        raise PluginError(f"{where}.label must be a non-empty string")
+    where, ident = _identity(item)
     declared = getattr(item, "contract_version", None)
     if declared != version:
         raise PluginError(
@@ -617,10 +603,31 @@ def _check_class(item: type[Any], version: int, contract: str) -> str:
             f"{contract} version {version}; install a release of the plugin for {contract} "
             f"{version} or update funes"
         )
+    _check_complete(item, where)
+    return ident
+
+
+def _identity(item: type[Any]) -> tuple[str, str]:
+    """(where, id) of a plugin's class, once its ``id`` and ``label`` are checked.
+
+    One rule for every kind of class a plugin registers (integration parts and the kinds other
+    rooms declare): two copies of it had already drifted apart.
+    """
+    where = f"{item.__module__}.{item.__qualname__}"
+    ident = getattr(item, "id", None)
+    if not isinstance(ident, str) or not ID_PATTERN.fullmatch(ident):
+        raise PluginError(f"{where}.id must match [a-z0-9_-]+, got {ident!r}")
+    label = getattr(item, "label", None)
+    if not isinstance(label, str) or not label.strip():
+        raise PluginError(f"{where}.label must be a non-empty string")
+    return where, ident
+
+
+def _check_complete(item: type[Any], where: str) -> None:
+    """Refuse a class that leaves an abstract method of its base unimplemented, naming them."""
     if inspect.isabstract(item):
         missing = ", ".join(sorted(getattr(item, "__abstractmethods__", ())))
         raise PluginError(f"{where} does not implement {missing}")
-    return ident
 
 
 def _validate_classes(hook: str, base: type[Any], returned: object, version: int) -> list[type[Any]]:
