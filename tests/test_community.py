@@ -42,6 +42,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "chatgpt": "funes-memory-chatgpt",
         "claudeai": "funes-memory-claudeai",
         "vibe": "funes-memory-vibe",
+        "cursor": "funes-memory-cursor",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched
