@@ -28,8 +28,11 @@ if TYPE_CHECKING:
     )
     from funes_core.host.agent import (
         Agent,
+        Hooks,
         Location,
+        McpServer,
         Resolved,
+        Slot,
     )
     from funes_core.host.api import (
         CONTRACT_VERSION,
@@ -112,6 +115,10 @@ if TYPE_CHECKING:
     from funes_core.wiring.configedit.yaml import (
         YamlFormat,
     )
+    from funes_core.wiring.declared import (
+        AgentHookInstaller,
+        AgentToolRegistrar,
+    )
     from funes_core.wiring.hookrt import Sources as HookSources
     from funes_core.wiring.hookrt import main as run_hook
     from funes_core.wiring.hookrt import spawn_detached
@@ -119,7 +126,12 @@ if TYPE_CHECKING:
 _WHERE: dict[str, tuple[str, str]] = {
     "atomic_write_text": ("funes_core.files", "atomic_write_text"),
     "Agent": ("funes_core.host.agent", "Agent"),
+    "Hooks": ("funes_core.host.agent", "Hooks"),
     "Location": ("funes_core.host.agent", "Location"),
+    "McpServer": ("funes_core.host.agent", "McpServer"),
+    "Slot": ("funes_core.host.agent", "Slot"),
+    "AgentHookInstaller": ("funes_core.wiring.declared", "AgentHookInstaller"),
+    "AgentToolRegistrar": ("funes_core.wiring.declared", "AgentToolRegistrar"),
     "Resolved": ("funes_core.host.agent", "Resolved"),
     "CONTRACT_VERSION": ("funes_core.host.api", "CONTRACT_VERSION"),
     "Capabilities": ("funes_core.host.api", "Capabilities"),
@@ -190,6 +202,8 @@ __all__ = [
     "DISTRIBUTION",
     "KIT_DISTRIBUTION",
     "Agent",
+    "AgentHookInstaller",
+    "AgentToolRegistrar",
     "Block",
     "Capabilities",
     "ConfigError",
@@ -199,6 +213,7 @@ __all__ = [
     "FunctionCall",
     "HookInstaller",
     "HookSources",
+    "Hooks",
     "InstallContext",
     "IntegrationError",
     "IntegrationPart",
@@ -207,6 +222,7 @@ __all__ = [
     "Location",
     "ManagedEntry",
     "ManagedWiring",
+    "McpServer",
     "ModelError",
     "ModelInfo",
     "ModelUnavailableError",
@@ -216,6 +232,7 @@ __all__ = [
     "Resolved",
     "SessionRef",
     "Skipped",
+    "Slot",
     "SpoolWrite",
     "Status",
     "TomlFormat",

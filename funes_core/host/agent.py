@@ -28,11 +28,23 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from funes_core import portable
 
-__all__ = ["CONTRACT_VERSION", "SUPPORTED_CONTRACTS", "Agent", "Capabilities", "Location", "Resolved"]
+__all__ = [
+    "CONTRACT_VERSION",
+    "SUPPORTED_CONTRACTS",
+    "Agent",
+    "Capabilities",
+    "Hooks",
+    "Location",
+    "McpServer",
+    "Resolved",
+    "Slot",
+]
 
 #: The plugin contract this funes speaks (what the kit checks and new plugins declare).
 CONTRACT_VERSION = 2
@@ -101,6 +113,88 @@ def _same_place(a: Path, b: Path) -> bool:
         return a.absolute() == b.absolute()
 
 
+class Slot(Enum):
+    """A value of a declared entry that funes fills in at install, from the installation's context.
+
+    An entry's shape is written as the agent reads it, with these in the places funes decides::
+
+        {"type": "command", "command": Slot.HOOK, "timeout": 30}
+        {"command": Slot.PROGRAM, "args": Slot.ARGS, "env": {"FUNES_HOME": Slot.FUNES_HOME}}
+    """
+
+    #: The hook's command line: ``python -I -m <Hooks.module> --funes-home DIR -- FUNES...``.
+    HOOK = "hook"
+    #: The same as an argv list (for an agent that takes a list).
+    HOOK_ARGV = "hook_argv"
+    #: ``funes integrations convert ID <Hooks.source> SPOOL --index`` as an argv list: for an agent
+    #: that puts the transcript's path into the command itself (no hook module runs).
+    CONVERT = "convert"
+    #: The MCP server's program (``funes mcp [MEMORY]``'s first word) and its arguments.
+    PROGRAM = "program"
+    ARGS = "args"
+    #: The whole MCP command as an argv list.
+    MCP_ARGV = "mcp_argv"
+    #: ``$FUNES_HOME`` of the installation, as a string.
+    FUNES_HOME = "funes_home"
+
+
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """Where and how the agent runs funes after each turn: the core builds the hook installer from it.
+
+    funes adds ``entry`` (its :class:`Slot` values filled in) to the list at ``(*path, event)`` of
+    the config file at location ``location``, for each of ``events``; with ``key``, it sets the
+    member ``key`` of the mapping at ``path`` instead (``events`` is then empty). ``grouped``: each
+    event's list holds matcher groups ``{"hooks": [handler]}`` (the Claude Code shape) and
+    ``entry`` is the handler.
+
+    **Which entry is funes'** is decided by one rule: with ``marker`` (a key and its value, added
+    to the entry), the marker; otherwise the entry's command, which runs ``-m <module>`` (the
+    plugin's hook module). In a group, funes' handlers are recognised one by one, so a group the
+    user added a handler to keeps that handler when funes is removed.
+    """
+
+    location: str
+    entry: Mapping[str, Any]
+    events: tuple[str, ...] = ()
+    #: The plugin's hook module (its ``locate()``), run by :attr:`Slot.HOOK`.
+    module: str = ""
+    path: tuple[str, ...] = ("hooks",)
+    key: str | None = None
+    grouped: bool = False
+    #: ``"json"``, ``"toml"`` or ``"yaml"``.
+    format: str = "json"
+    marker: tuple[str, str] | None = None
+    #: The comment that marks funes' text, in a format that has comments (default ``funes-<id>``).
+    comment: str | None = None
+    #: What the agent replaces with the transcript's path in a :attr:`Slot.CONVERT` command.
+    source: str = "{transcript}"
+
+
+@dataclass(frozen=True, slots=True)
+class McpServer:
+    """Where the agent keeps its MCP servers: the core builds the tool registrar from it.
+
+    funes' server is the member ``name`` of the mapping at ``path`` in the config file at location
+    ``location`` (``list_item``: an item of the list at ``path`` whose ``"name"`` is ``name``).
+    Its value is ``entry`` with the :class:`Slot` values filled in.
+
+    **Which entry is funes'**: with ``marker`` (a key and its value, added to the entry), the
+    marker; otherwise the entry runs ``… mcp [MEMORY]`` (a string command, a list of string
+    arguments holding ``mcp``), whoever wrote it. A format with comments also marks funes' text
+    with ``comment`` (default ``funes-<id>``).
+    """
+
+    location: str
+    entry: Mapping[str, Any] = field(default_factory=lambda: {"command": Slot.PROGRAM, "args": Slot.ARGS})
+    path: tuple[str, ...] = ("mcpServers",)
+    name: str = "funes"
+    list_item: bool = False
+    format: str = "json"
+    marker: tuple[str, str] | None = None
+    comment: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class Agent:
     """The identity of one integration, shared by all its parts (see the module docstring)."""
@@ -112,6 +206,10 @@ class Agent:
     contract_version: int
     capabilities: Capabilities = field(default_factory=Capabilities)
     locations: tuple[Location, ...] = ()
+    #: The per-turn hooks, declared (``None``: the agent has none, or its installer is hand-written).
+    hooks: Hooks | None = None
+    #: The MCP server entry, declared (``None``: none, or a hand-written registrar).
+    mcp: McpServer | None = None
 
     def location(self, name: str) -> Location:
         for loc in self.locations:
