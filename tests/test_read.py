@@ -324,6 +324,38 @@ def test_sessions_all_fit() -> None:
     assert sessions.text(sessions_store(), LABEL, SessionsArgs()) == ALL_SESSIONS + "---\n4 sessions\n"
 
 
+class _PlainStore:
+    """The reference store without its optional ``session_facets``: funes computes them from a scan."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        if name == "session_facets":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+def test_sessions_opening_past_the_first_seqs_is_found_by_reading_the_session_whole() -> None:
+    from funes_core.read.sessions import OPENING_WINDOW
+
+    late = OPENING_WINDOW + 3
+    # e5: assistant chatter, then the request late; f6: scaffolding past the window, then the request;
+    # g7: no user text at all, so the first assistant text; h8: a request at once.
+    e5 = [turn(i, "assistant", text(f"warming up {i}"), sid="e5") for i in range(late)]
+    e5.append(turn(late, "user", text("Make the flush faster."), sid="e5"))
+    f6 = [turn(i, "user", text(f"<system-reminder>{i}</system-reminder>"), sid="f6") for i in range(late)]
+    f6.append(turn(late, "user", text("Rename the writer."), sid="f6"))
+    g7 = [turn(i, "assistant", text(f"only me {i}"), sid="g7") for i in range(late)]
+    h8 = [turn(0, "user", text("Hello there."), sid="h8"), turn(1, "assistant", text("Hi."), sid="h8")]
+    store = store_of(rows_of(e5), rows_of(f6), rows_of(g7), rows_of(h8))
+    out = sessions.text(store, LABEL, SessionsArgs())
+    for expected in ("Make the flush faster.", "Rename the writer.", "only me 0", "Hello there."):
+        assert f"  {expected}\n" in out
+    assert sessions.text(_PlainStore(store), LABEL, SessionsArgs()) == out  # type: ignore[arg-type]
+    assert f"{late + 1} turns e5" in out
+
+
 def test_sessions_trailer_older_remain() -> None:
     assert sessions.text(sessions_store(), LABEL, SessionsArgs(limit=2)) == (
         ALL_SESSIONS.split("\n", 4)[4]

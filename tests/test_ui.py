@@ -23,7 +23,7 @@ from funes_core.faces.web.guard import CSP
 from funes_core.faces.web.pages import PAGE_SIZE, captures
 from funes_core.home import Home
 from funes_core.read.handle import Memory
-from funes_core.read.sessions import SessionSummary
+from funes_core.store.base import SessionFacet
 
 TOKEN = "t0ken-for-the-tests-0123456789"
 
@@ -187,7 +187,7 @@ def test_timeline_filters_by_agent_repo_and_dates(client: TestClient) -> None:
 
 
 class _CountingStore:
-    """A store that counts its scans and says its data version (as LanceDB does)."""
+    """A store that counts its reads of every session and says its data version (as LanceDB does)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner, self.scans, self.version = inner, 0, 1
@@ -198,6 +198,10 @@ class _CountingStore:
     def scan(self, filters: Any = None) -> Any:
         self.scans += 1
         return self.inner.scan(filters)
+
+    def session_facets(self, filters: Any = None) -> Any:
+        self.scans += 1
+        return self.inner.session_facets(filters)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -292,9 +296,9 @@ def test_health_shows_figures_owed_captures_and_usage(client: TestClient) -> Non
 def test_an_installed_agent_silent_past_its_usual_gap_is_flagged() -> None:
     now = datetime(2026, 4, 1, tzinfo=UTC)
 
-    def s(agent: str, day: int) -> SessionSummary:
+    def s(agent: str, day: int) -> SessionFacet:
         ts = (datetime(2026, 3, 1, tzinfo=UTC) + timedelta(days=day)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return SessionSummary(f"{agent}{day}", ts, agent, "", "", 1, None, ts)
+        return SessionFacet(f"{agent}{day}", ts, ts, agent, "", "", 1, 0, 0)
 
     rows = captures(
         [s("claude", d) for d in range(0, 10)] + [s("codex", d) for d in (0, 10, 20, 28)],

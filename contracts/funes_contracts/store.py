@@ -27,7 +27,15 @@ import pytest
 
 from funes_core.models.embed import DIM, Embedder, FastEmbedder, HashEmbedder
 from funes_core.models.vectors import ModelMismatchError, ModelStamp, Vector
-from funes_core.store.base import CandidateSearch, Filters, Row, Store, candidate_row
+from funes_core.store.base import (
+    CandidateSearch,
+    Filters,
+    Row,
+    SessionFacets,
+    Store,
+    candidate_row,
+    facets_of,
+)
 
 __all__ = ["StoreContract", "make_row", "shared_real_embedder"]
 
@@ -350,6 +358,43 @@ class StoreContract:
                 assert candidate.row == expected
         assert stamped.text_candidates("", 5) == []
         assert stamped.vector_candidates(_unit(1), 0) == []
+
+    @pytest.mark.requirement("store:session-facets")
+    def test_session_facets_are_what_the_rows_say(self, stamped: Store) -> None:
+        """Optional (``SessionFacets``): one facet per session, as :func:`facets_of` computes them
+        from a scan (first row in reading order, latest ts, distinct turns), filters applied first.
+        A store without the method skips this."""
+        if not isinstance(stamped, SessionFacets):
+            pytest.skip("this store has no session facets (optional)")
+        assert stamped.session_facets() == []
+        stamped.add(
+            [
+                make_row("a2", session_id="s'1", seq=2, ts="2026-01-03T00:00:00Z", harness="codex"),
+                make_row("a0", session_id="s'1", seq=0, ts="2026-01-02T00:00:00Z", repo="acme/x"),
+                make_row("a0b", session_id="s'1", seq=0, ts="2026-01-05T00:00:00Z", block_idx=1),
+                make_row("b1", session_id="s2", seq=1, ts="2026-01-01T00:00:00Z", workdir="/w"),
+                make_row("b1s", session_id="s2", seq=1, ts="2026-01-01T00:00:00Z", split_idx=1),
+                make_row("c", session_id="s3", seq=4, ts="2026-02-01T00:00:00Z", harness="codex"),
+            ]
+        )
+        for filters in (
+            None,
+            Filters(harness="codex"),
+            Filters(since=date(2026, 1, 3)),
+            Filters(repo="acme/x"),
+        ):
+            expected = facets_of(stamped.scan(filters))
+            assert stamped.session_facets(filters) == expected
+        whole = stamped.session_facets()
+        assert [f.session_id for f in whole] == ["s2", "s'1", "s3"]
+        first = whole[1]
+        assert (first.start_ts, first.end_ts, first.repo, first.turns) == (
+            "2026-01-02T00:00:00Z",
+            "2026-01-05T00:00:00Z",
+            "acme/x",
+            2,
+        )
+        assert (first.first_seq, first.last_seq) == (0, 2)
 
     # -- vector search ---------------------------------------------------------------------
     @pytest.mark.requirement("store:vector-cosine")

@@ -24,29 +24,30 @@ from funes_core.read.common import (
     dump,
     opening_unit,
     parse_day,
-    turn_keys,
     units_of,
 )
 from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
     from funes_core.read.handle import Memory
-    from funes_core.store.base import Row, Store
+    from funes_core.store.base import Filters, Row, SessionFacet, Store
 
 __all__ = [
     "DEFAULT_LIMIT",
     "MAX_LIMIT",
     "OPENING_CHARS",
+    "OPENING_WINDOW",
     "VERB",
     "SessionSummary",
     "SessionsArgs",
     "SessionsResult",
+    "facets",
     "format_sessions",
     "list_sessions",
+    "openings",
     "page_of",
     "run",
     "sessions_json",
-    "summarise",
     "text",
 ]
 
@@ -55,6 +56,9 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 #: The opening prompt shown by ``sessions`` is cut at this many characters (then ``…``).
 OPENING_CHARS = 120
+#: Seqs read from each session's first one to find its opening request: one read for a page of
+#: sessions; a session whose first seqs hold no user request is then read whole.
+OPENING_WINDOW = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,37 +114,63 @@ class SessionsResult:
     memory_empty: bool
 
 
-def summarise(rows: Iterable[Row]) -> list[SessionSummary]:
-    """One summary per session of ``rows``, oldest first by (start ts, session_id).
+def _opening(rows: Iterable[Row]) -> str | None:
+    """The opening request of a session's rows, whitespace collapsed and cut."""
+    unit = opening_unit(units_of(rows))
+    if unit is None:
+        return None
+    flat = collapse(unit.text)
+    return flat if len(flat) <= OPENING_CHARS else flat[:OPENING_CHARS].rstrip() + "…"
 
-    Public so that a long-lived reader (the web viewer) can summarise a scan once and page
-    through the result with :func:`page_of`, instead of scanning again for every page.
+
+def _summary(facet: SessionFacet, opening: str | None) -> SessionSummary:
+    return SessionSummary(
+        session_id=facet.session_id,
+        start_ts=facet.start_ts,
+        harness=facet.harness,
+        repo=facet.repo,
+        workdir=facet.workdir,
+        turns=facet.turns,
+        opening=opening,
+        end_ts=facet.end_ts,
+    )
+
+
+def facets(store: Store, filters: Filters | None = None) -> list[SessionFacet]:
+    """Every session of the rows passing ``filters``, oldest first, without reading their text.
+
+    Through the store's :class:`~funes_core.store.base.SessionFacets` when it has it (LanceDB:
+    a few columns grouped in Arrow), else computed from a scan. Public so that a long-lived reader
+    (the web viewer) can keep the list per data version and page through it.
     """
+    from funes_core.store.base import SessionFacets, facets_of
+
+    if isinstance(store, SessionFacets):
+        return store.session_facets(filters)
+    return facets_of(store.scan(filters))
+
+
+def openings(store: Store, found: Sequence[SessionFacet]) -> list[SessionSummary]:
+    """``found`` with their opening requests: the first :data:`OPENING_WINDOW` seqs of every one
+    in one read, then whole the few sessions whose opening is not among them.
+
+    The opening is the first non-scaffolding user text block (else the first non-scaffolding text
+    of any role), so a user request found in a session's first seqs is its opening; without one
+    there, only the whole session can say.
+    """
+    if not found:
+        return []
+    windows = {f.session_id: (f.first_seq, f.first_seq + OPENING_WINDOW) for f in found}
     by_session: dict[str, list[Row]] = {}
-    for row in rows:
+    for row in store.session_windows(windows):
         by_session.setdefault(row.session_id, []).append(row)
-    out: list[SessionSummary] = []
-    for session_id, members in by_session.items():
-        members.sort(key=lambda r: (r.seq, r.turn_uuid, r.block_idx, r.split_idx))
-        first = members[0]
-        opening = opening_unit(units_of(members))
-        text: str | None = None
-        if opening is not None:
-            flat = collapse(opening.text)
-            text = flat if len(flat) <= OPENING_CHARS else flat[:OPENING_CHARS].rstrip() + "…"
-        out.append(
-            SessionSummary(
-                session_id=session_id,
-                start_ts=first.ts,
-                harness=first.harness,
-                repo=first.repo,
-                workdir=first.workdir,
-                turns=len(turn_keys(members)),
-                opening=text,
-                end_ts=max(r.ts for r in members),
-            )
-        )
-    out.sort(key=lambda s: (s.start_ts, s.session_id))
+    out = []
+    for f in found:
+        rows = by_session.get(f.session_id, [])
+        unit = opening_unit(units_of(rows))
+        if (unit is None or unit.role != "user") and f.last_seq > f.first_seq + OPENING_WINDOW:
+            rows = store.session_rows(f.session_id)
+        out.append(_summary(f, _opening(rows)))
     return out
 
 
@@ -164,30 +194,33 @@ def list_sessions(store: Store, args: SessionsArgs) -> SessionsResult:
         raise VerbError(f"--limit must be at least 1 (got {args.limit})")
     if args.offset < 0:
         raise VerbError(f"--offset must be 0 or more (got {args.offset})")
-    page_of([], args, memory_empty=False)  # the date range's refusals, before any read
+    page_of([], args)  # the date range's refusals, before any read
     # "" (an unset MCP field) = no filter
     filters = Filters(harness=args.harness or None, repo=args.repo or None)
-    rows = store.scan(None if filters.empty else filters)
-    memory_empty = not rows and (filters.empty or store.count() == 0)
-    return page_of(summarise(rows), args, memory_empty=memory_empty)
+    found = facets(store, None if filters.empty else filters)
+    memory_empty = not found and (filters.empty or store.count() == 0)
+    total, page = page_of(found, args)
+    return SessionsResult(
+        total, args.offset, min(args.limit, MAX_LIMIT), tuple(openings(store, page)), memory_empty
+    )
 
 
-def page_of(summaries: Sequence[SessionSummary], args: SessionsArgs, *, memory_empty: bool) -> SessionsResult:
-    """The page ``args`` ask for out of ``summaries`` (oldest first, as :func:`summarise` orders
-    them, already filtered by harness and repo): the date range, then the offset counted back from
-    the newest and the clamped limit, exactly as :func:`list_sessions` pages."""
+def page_of(found: Sequence[SessionFacet], args: SessionsArgs) -> tuple[int, list[SessionFacet]]:
+    """``(matches, page)``: the page ``args`` ask for out of ``found`` (oldest first, as
+    :func:`facets` orders them, already filtered by harness and repo): the date range on each
+    session's start day, then the offset counted back from the newest and the clamped limit."""
     limit = min(args.limit, MAX_LIMIT)
     lo, hi = parse_day(args.since, "--since"), parse_day(args.until, "--until")
     if lo is not None and hi is not None and lo > hi:
         raise VerbError(f"--since {lo} is after --until {hi}")
+    low, high = lo.isoformat() if lo else None, hi.isoformat() if hi else None
     matches = [
-        s
-        for s in summaries
-        if (lo is None or s.date >= lo.isoformat()) and (hi is None or s.date <= hi.isoformat())
+        f
+        for f in found
+        if (low is None or f.start_ts[:10] >= low) and (high is None or f.start_ts[:10] <= high)
     ]
     end = max(len(matches) - args.offset, 0)
-    page = matches[max(end - limit, 0) : end]
-    return SessionsResult(len(matches), args.offset, limit, tuple(page), memory_empty)
+    return len(matches), matches[max(end - limit, 0) : end]
 
 
 def _session_text(s: SessionSummary) -> str:

@@ -28,6 +28,8 @@ from funes_core.store.lance_table import (
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from funes_core.store.base import SessionFacet
+
 
 class LanceReads(LanceParts):
     """Reads that return rows, vectors or figures; mixed into the store, whose helpers they call."""
@@ -83,6 +85,15 @@ class LanceReads(LanceParts):
         if self._tbl() is None:
             return []
         return self._rows(self._query(filters_sql(filters), _ROW_COLUMNS))
+
+    def session_facets(self, filters: Filters | None = None) -> list[SessionFacet]:
+        """``SessionFacets``: :data:`FACET_FIELDS` alone, grouped in Arrow (no text is read)."""
+        if self._tbl() is None:
+            return []
+        from funes_core.store.base import FACET_FIELDS
+        from funes_core.store.facets import facets_from_arrow
+
+        return facets_from_arrow(self._query(filters_sql(filters), FACET_FIELDS))
 
     def count(self, filters: Filters | None = None) -> int:
         table = self._tbl()

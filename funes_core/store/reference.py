@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from funes_core.models.vectors import ModelMismatchError, ModelStamp, Vector
-from funes_core.store.base import Filters, Hit, Row, StoreStats, candidate_row
+from funes_core.store.base import Filters, Hit, Row, SessionFacet, StoreStats, candidate_row, facets_of
 
 __all__ = ["BM25_B", "BM25_K1", "MemoryStore", "tokenize"]
 
@@ -198,6 +198,9 @@ class MemoryStore:
 
     def scan(self, filters: Filters | None = None) -> list[Row]:
         return [r.with_vector(None) for r in self._filtered(filters)]
+
+    def session_facets(self, filters: Filters | None = None) -> list[SessionFacet]:
+        return facets_of(self.scan(filters))
 
     def count(self, filters: Filters | None = None) -> int:
         return len(self._filtered(filters))

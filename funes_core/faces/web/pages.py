@@ -16,13 +16,13 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from funes_core.read.common import VerbError, get_ref
-from funes_core.read.sessions import DEFAULT_LIMIT, SessionsArgs, SessionSummary, page_of, summarise
+from funes_core.read.sessions import DEFAULT_LIMIT, SessionsArgs, SessionSummary, page_of
 from funes_core.safetext import shell_word
 
 if TYPE_CHECKING:
     from funes_core.home import Home
     from funes_core.read.handle import Memory, MemorySet
-    from funes_core.store.base import Store
+    from funes_core.store.base import SessionFacet, Store
 
 __all__ = [
     "PAGE_SIZE",
@@ -46,37 +46,59 @@ _LAST_SEQ = 2**62
 
 @dataclass(slots=True)
 class SessionCatalog:
-    """The sessions verb's summaries, kept per (agent, repo) filter until the store changes.
+    """The sessions verb's facets per (agent, repo) filter, and openings, kept until the store changes.
 
-    Why: :func:`funes_core.read.sessions.list_sessions` scans the memory on every call, which is
+    Why: :func:`funes_core.read.sessions.list_sessions` reads the memory on every call, which is
     right for a CLI command and wrong for a person paging through a timeline. A store that tells
-    its data version (LanceDB does, for ~0.2 ms) is summarised once per version and filter, and
-    every page is a slice of that list; a store that cannot tell is summarised on every page.
+    its data version (LanceDB does, for ~0.2 ms) has its sessions listed once per version and
+    filter (:func:`~funes_core.read.sessions.facets`: a few columns, no text), every page is a
+    slice of that list, and only the page's sessions have their opening request read, once; a
+    store that cannot tell is read on every page.
     """
 
-    _kept: dict[tuple[str, str | None, str | None], tuple[int, list[SessionSummary], bool]] = field(
+    _kept: dict[tuple[str, str | None, str | None], tuple[int, list[SessionFacet], bool]] = field(
         default_factory=dict
     )
+    _openings: dict[tuple[str, SessionFacet], tuple[int, SessionSummary]] = field(default_factory=dict)
 
-    def summaries(
+    def facets(
         self, store: Store, label: str, harness: str | None, repo: str | None
-    ) -> tuple[list[SessionSummary], bool]:
-        """``(summaries oldest first, memory_empty)`` for the filter, from the cache when still true."""
-        from funes_core.store.base import Filters, Versioned
+    ) -> tuple[list[SessionFacet], bool]:
+        """``(sessions oldest first, memory_empty)`` for the filter, from the cache when still true."""
+        from funes_core.read.sessions import facets
+        from funes_core.store.base import Filters
 
-        version = store.data_version() if isinstance(store, Versioned) else None
+        version = _version(store)
         key = (label, harness or None, repo or None)
         kept = self._kept.get(key)
         if kept is not None and version is not None and kept[0] == version:
             return kept[1], kept[2]
         filters = Filters(harness=harness or None, repo=repo or None)
-        rows = store.scan(None if filters.empty else filters)
-        result = summarise(rows)
-        empty = not rows and (filters.empty or store.count() == 0)
+        found = facets(store, None if filters.empty else filters)
+        empty = not found and (filters.empty or store.count() == 0)
         if version is not None:
             self._kept = {k: v for k, v in self._kept.items() if k[0] != label or v[0] == version}
-            self._kept[key] = (version, result, empty)
-        return result, empty
+            self._kept[key] = (version, found, empty)
+        return found, empty
+
+    def summaries(self, store: Store, label: str, page: Sequence[SessionFacet]) -> list[SessionSummary]:
+        """The page's sessions with their opening requests (read once per version for each)."""
+        from funes_core.read.sessions import openings
+
+        version = _version(store)
+        if version is None:
+            return openings(store, page)
+        self._openings = {k: v for k, v in self._openings.items() if k[0] != label or v[0] == version}
+        missing = [f for f in page if (label, f) not in self._openings]
+        for facet, summary in zip(missing, openings(store, missing), strict=True):
+            self._openings[(label, facet)] = (version, summary)
+        return [self._openings[(label, f)][1] for f in page]
+
+
+def _version(store: Store) -> int | None:
+    from funes_core.store.base import Versioned
+
+    return store.data_version() if isinstance(store, Versioned) else None
 
 
 @dataclass(slots=True)
@@ -110,7 +132,9 @@ class Viewer:
         with self.lock:
             try:
                 memory = self.primary
-                self.catalog.summaries(memory.store(), memory.label, None, None)
+                store = memory.store()
+                found, _ = self.catalog.facets(store, memory.label, None, None)
+                self.catalog.summaries(store, memory.label, found[-PAGE_SIZE:])
             except (VerbError, MemoryUnavailableError):
                 pass  # the page will say why
 
@@ -160,24 +184,24 @@ def sessions_page(viewer: Viewer, params: Mapping[str, str]) -> dict[str, Any]:
     memory = viewer.primary
     store = memory.store()
     args = SessionsArgs(repo=repo, harness=harness, since=since, until=until, limit=PAGE_SIZE, offset=offset)
-    summaries, empty = viewer.catalog.summaries(store, memory.label, harness, repo)
-    result = page_of(summaries, args, memory_empty=empty)
-    everyone, _ = viewer.catalog.summaries(store, memory.label, None, None)
+    found, empty = viewer.catalog.facets(store, memory.label, harness, repo)
+    total, page = page_of(found, args)
+    everyone, _ = viewer.catalog.facets(store, memory.label, None, None)
     days: list[dict[str, Any]] = []
-    for s in reversed(result.sessions):
+    for s in reversed(viewer.catalog.summaries(store, memory.label, page)):
         if not days or days[-1]["day"] != s.date:
             days.append({"day": s.date, "sessions": []})
         days[-1]["sessions"].append({"s": s, "span": _span(s)})
-    shown = len(result.sessions)
-    older = max(result.total - offset - shown, 0)
+    shown = len(page)
+    older = max(total - offset - shown, 0)
     return {
         "days": days,
-        "total": result.total,
+        "total": total,
         "offset": offset,
         "shown": shown,
         "older_offset": offset + shown if older else None,
         "newer_offset": max(offset - PAGE_SIZE, 0) if offset else None,
-        "memory_empty": result.memory_empty,
+        "memory_empty": empty,
         "agents": sorted({s.harness for s in everyone}),
         "repos": sorted({s.repo for s in everyone if s.repo}),
         "filters": {"agent": harness or "", "repo": repo or "", "since": since or "", "until": until or ""},
@@ -377,7 +401,7 @@ def _parse(ts: str) -> datetime | None:
 
 
 def captures(
-    summaries: Sequence[SessionSummary], installed: Sequence[str], now: datetime
+    summaries: Sequence[SessionFacet], installed: Sequence[str], now: datetime
 ) -> list[dict[str, Any]]:
     """Last capture per agent, with a warning for an installed one silent past its usual gap.
 
@@ -386,7 +410,7 @@ def captures(
     """
     from funes_core.read.status import age_words
 
-    by_agent: dict[str, list[SessionSummary]] = {}
+    by_agent: dict[str, list[SessionFacet]] = {}
     for s in summaries:
         by_agent.setdefault(s.harness, []).append(s)
     rows = []
@@ -447,8 +471,8 @@ def health_page(viewer: Viewer) -> dict[str, Any]:
     }
     if report.exists:
         store = memory.store()
-        summaries, _ = viewer.catalog.summaries(store, memory.label, None, None)
-        context["captures"] = captures(summaries, viewer.installed, now)
+        found, _ = viewer.catalog.facets(store, memory.label, None, None)
+        context["captures"] = captures(found, viewer.installed, now)
         context["triggers"] = live(store)
     context["remotes"] = _remotes(memory)
     context["stats"] = _stats(memory, now)
