@@ -43,6 +43,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "claudeai": "funes-memory-claudeai",
         "vibe": "funes-memory-vibe",
         "cursor": "funes-memory-cursor",
+        "crush": "funes-memory-crush",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched
