@@ -44,6 +44,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "vibe": "funes-memory-vibe",
         "cursor": "funes-memory-cursor",
         "crush": "funes-memory-crush",
+        "kilo": "funes-memory-kilo",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched

@@ -68,6 +68,7 @@ AGENTS: dict[str, tuple[str, str, str, str]] = {
     "copilot": ("npm", "@github/copilot", "1.0.102", "copilot"),
     "aider": ("pypi", "aider-chat", "0.86.2", "aider"),
     "continue": ("npm", "@continuedev/cli", "1.5.47", "cn"),
+    "kilo": ("npm", "@kilocode/cli", "7.7.7", "kilo"),
 }
 
 

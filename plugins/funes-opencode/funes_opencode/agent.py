@@ -20,7 +20,7 @@ from pathlib import Path
 
 from funes_core import Agent, Capabilities, Location
 
-__all__ = ["AGENT", "ENV_DB", "databases"]
+__all__ = ["AGENT", "ENV_DB", "databases", "find_databases"]
 
 AGENT = Agent(
     id="opencode",
@@ -45,14 +45,25 @@ def databases(home: Path, environ: Mapping[str, str] | None = None) -> list[Path
 
     ``OPENCODE_DB`` counts only for the environment's own HOME, like every location variable.
     """
+    return find_databases(AGENT, ENV_DB, "opencode", home, environ)
+
+
+def find_databases(
+    agent: Agent, env_db: str, stem: str, home: Path, environ: Mapping[str, str] | None = None
+) -> list[Path]:
+    """The ``STEM*.db`` files of ``agent``'s ``data`` folder, ``$ENV_DB`` first (may not exist).
+
+    Shared with OpenCode's forks (Kilo Code's CLI keeps the same tables in ``kilo.db``), which differ
+    only in the names.
+    """
     env = os.environ if environ is None else environ
-    data = AGENT.path("data", home, environ=env)
+    data = agent.path("data", home, environ=env)
     found: list[Path] = []
-    pinned = env.get(ENV_DB, "").strip()
+    pinned = env.get(env_db, "").strip()
     own = env.get("HOME", "").strip()
     if pinned and pinned != ":memory:" and own and Path(own).absolute() == home.absolute():
         found.append(Path(pinned) if os.path.isabs(pinned) else data / pinned)
-    found.extend(sorted(p for p in data.glob("opencode*.db") if p.is_file()) if data.is_dir() else [])
+    found.extend(sorted(p for p in data.glob(f"{stem}*.db") if p.is_file()) if data.is_dir() else [])
     if not found:
-        found.append(data / "opencode.db")
+        found.append(data / f"{stem}.db")
     return list(dict.fromkeys(found))

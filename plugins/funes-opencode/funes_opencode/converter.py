@@ -141,12 +141,15 @@ class OpenCodeConverter(Converter, agent=AGENT):
 
     #: Sample databases (built from SQL), goldens and the mutators the kit uses on them.
     contract_fixtures = "funes_opencode.contract_fixtures"
+    #: The database files' name stem (a fork of OpenCode keeps the same tables under its own name).
+    db_stem = "opencode"
 
     def session_roots(self, home: Path) -> list[Path]:
         return databases(home)
 
     def sessions_in(self, path: Path) -> list[SessionRef]:
-        candidates = [path] if path.is_file() else sorted(path.glob("opencode*.db")) if path.is_dir() else []
+        pattern = f"{self.db_stem}*.db"
+        candidates = [path] if path.is_file() else sorted(path.glob(pattern)) if path.is_dir() else []
         refs: list[SessionRef] = []
         for db in candidates:
             with open_readonly(db) as conn:

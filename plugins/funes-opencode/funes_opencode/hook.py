@@ -10,7 +10,7 @@ does the rest. Standard library only: it runs on every turn.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from funes_core import HookSources, run_hook
@@ -21,11 +21,20 @@ _SESSION = re.compile(r"^ses_[A-Za-z0-9]+$")
 
 def locate(event: Mapping[str, object], environ: Mapping[str, str]) -> HookSources | None:
     """Every OpenCode database, narrowed to the session the event names."""
+    return locate_in(databases, event, environ)
+
+
+def locate_in(
+    find: Callable[[Path, Mapping[str, str]], list[Path]],
+    event: Mapping[str, object],
+    environ: Mapping[str, str],
+) -> HookSources | None:
+    """The databases ``find`` names for the environment's HOME, narrowed to the event's session."""
     session = event.get("session_id")
     if not isinstance(session, str) or not _SESSION.fullmatch(session):
         return None
     home = Path(environ.get("HOME") or Path.home())
-    found = tuple(str(db) for db in databases(home, environ) if db.is_file())
+    found = tuple(str(db) for db in find(home, environ) if db.is_file())
     return HookSources(found, sessions=(session,), what="session.idle") if found else None
 
 

@@ -84,10 +84,12 @@ export const FunesMemory = async () => ({
 """
 
 
-def plugin_source(ctx: InstallContext, created: list[str]) -> str:
+def plugin_source(
+    ctx: InstallContext, created: list[str], header: str = HEADER, hook_module: str = HOOK_MODULE
+) -> str:
     """The whole text of ``funes.js`` for ``ctx`` (``created``: the folders install made)."""
-    return f"{HEADER}\n{_CREATED_PREFIX}{json.dumps(created)}\n" + _BODY % json.dumps(
-        ctx.hook_argv(HOOK_MODULE)
+    return f"{header}\n{_CREATED_PREFIX}{json.dumps(created)}\n" + _BODY % json.dumps(
+        ctx.hook_argv(hook_module)
     )
 
 
@@ -119,6 +121,13 @@ def _shown(path: Path, ctx: InstallContext) -> str:
 
 class OpenCodeHookInstaller(HookInstaller, agent=AGENT):
     """Writes (and removes) the capture plugin ``funes.js`` in OpenCode's plugin folder."""
+
+    #: The plugin file's first line and the module it runs (a fork of OpenCode names its own).
+    header = HEADER
+    hook_module = HOOK_MODULE
+
+    def _source(self, ctx: InstallContext, created: list[str]) -> str:
+        return plugin_source(ctx, created, self.header, self.hook_module)
 
     def plugin_path(self, ctx: InstallContext) -> Path:
         return self.where("plugin_home", ctx) / "plugins" / PLUGIN_NAME
@@ -154,10 +163,10 @@ class OpenCodeHookInstaller(HookInstaller, agent=AGENT):
         path = self.plugin_path(ctx)
         self._check_writable(path)
         current = self._existing(path)
-        if current is not None and not current.startswith(HEADER):
+        if current is not None and not current.startswith(self.header):
             raise ConfigError(path, "exists but funes did not write it; rename or remove it first")
         created = _created(current) if current is not None else [str(p) for p in _missing_dirs(path.parent)]
-        wanted = plugin_source(ctx, created)
+        wanted = self._source(ctx, created)
         if current == wanted:
             return Outcome(False, f"the funes capture plugin is already in {_shown(path, ctx)}")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,7 +180,7 @@ class OpenCodeHookInstaller(HookInstaller, agent=AGENT):
         current = self._existing(path)
         if current is None:
             return Outcome(False, f"no funes capture plugin in {_shown(path, ctx)}")
-        if not current.startswith(HEADER):
+        if not current.startswith(self.header):
             raise ConfigError(path, "is not the plugin funes wrote; left alone")
         self._check_writable(path)
         path.unlink()
@@ -190,9 +199,9 @@ class OpenCodeHookInstaller(HookInstaller, agent=AGENT):
             return Status(WiringState.BROKEN, str(exc))
         if current is None:
             return Status(WiringState.NOT_WIRED, _shown(path, ctx))
-        if not current.startswith(HEADER):
+        if not current.startswith(self.header):
             return Status(WiringState.BROKEN, f"{_shown(path, ctx)} exists but funes did not write it")
-        if current != plugin_source(ctx, _created(current)):
+        if current != self._source(ctx, _created(current)):
             return Status(WiringState.OUTDATED, f"{_shown(path, ctx)} runs another funes command")
         return Status(WiringState.WIRED, _shown(path, ctx))
 
@@ -208,10 +217,13 @@ def _is_funes_server(value: Any) -> bool:
 class OpenCodeToolRegistrar(ManagedWiring, ToolRegistrar, agent=AGENT):
     """Records ``mcp.funes = {"type": "local", "command": [..., "mcp"], "enabled": true}``."""
 
+    #: The JSONC file preferred over the default config file when it exists.
+    jsonc_name = "opencode.jsonc"
+
     def config_file(self, ctx: InstallContext) -> Path:
         located = self.agent.locate("config_file", ctx.home, ctx.extra_env) if self.agent else None
         if located is not None and located.source == "default":
-            jsonc = located.path.with_name("opencode.jsonc")
+            jsonc = located.path.with_name(self.jsonc_name)
             if jsonc.is_file():
                 return jsonc
         return self.where("config_file", ctx)

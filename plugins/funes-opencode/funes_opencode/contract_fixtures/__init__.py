@@ -44,7 +44,7 @@ def rebuild_fixtures(root: Path = FIXTURES) -> list[Path]:
 
 
 def _databases(folder: Path) -> Iterator[sqlite3.Connection]:
-    return sqlite_databases(folder, "opencode*.db")
+    return sqlite_databases(folder, "*.db")  # also the forks' (kilo.db)
 
 
 def make_earlier(folder: Path) -> bool:
