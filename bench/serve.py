@@ -118,9 +118,9 @@ def run_sessions(env: dict[str, str], count: int, recalls: int) -> dict[str, Any
     }
 
 
-def fresh_cli(env: dict[str, str], runs: int, *extra: str) -> float:
+def fresh_cli(env: dict[str, str], runs: int, *extra: str, start: int = 0) -> float:
     times = []
-    for i in range(runs):
+    for i in range(start, start + runs):
         t0 = time.perf_counter()
         subprocess.run(
             [FUNES, "recall", QUERIES[i % len(QUERIES)], *extra], env=env, capture_output=True, check=True
@@ -141,6 +141,11 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=5)
     parser.add_argument("--cli-runs", type=int, default=10)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--only-cli",
+        action="store_true",
+        help="measure only the fresh CLI process (service warm, then --no-service), skipping the sessions",
+    )
     args = parser.parse_args()
 
     import scale
@@ -153,6 +158,22 @@ def main() -> None:
     subprocess.run([FUNES, "serve", "--stop"], env=env, capture_output=True, check=False)
 
     results: dict[str, Any] = {"machine": machine_info(), "size": args.size, "recalls": args.recalls}
+    if args.only_cli:
+        subprocess.run([FUNES, "serve", "--start", "--idle", "0"], env=env, capture_output=True, check=True)
+        subprocess.run([FUNES, "recall", "warm up the service"], env=env, capture_output=True, check=True)
+        # Side by side in one run, alternating, so the machine's load weighs on both alike.
+        served, alone = [], []
+        for i in range(args.cli_runs):
+            served.append(fresh_cli(env, 1, start=i))
+            alone.append(fresh_cli(env, 1, "--no-service", start=i))
+        subprocess.run([FUNES, "serve", "--stop"], env=env, capture_output=True, check=False)
+        results["cli_with_service_ms_median"] = round(statistics.median(served), 1)
+        results["cli_no_service_ms_median"] = round(statistics.median(alone), 1)
+        results["load_after"] = round(os.getloadavg()[0], 2)
+        print(json.dumps(results), flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+        return
     results["in_process"] = run_sessions({**env, "FUNES_SERVICE": "off"}, args.sessions, args.recalls)
     results["cli_no_service_ms_median"] = fresh_cli(env, max(3, args.cli_runs // 3), "--no-service")
     print(json.dumps({"in_process": results["in_process"]}), flush=True)
