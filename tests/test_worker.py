@@ -598,10 +598,22 @@ def echo_world(tmp_path: Path, funes_home: Home, monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.slow
 def test_install_returns_before_the_embeddings_are_done_and_says_when_they_will_be(
-    funes_home: Home, echo_world: Path
+    funes_home: Home, echo_world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pm = load_plugins(environ={"FUNES_LOAD_PLUGINS": "echo"}, stderr=io.StringIO())
     ui = _UI()
+    # The worker install starts is the real one, held at a gate until the owed count is read: it
+    # could embed the 9 chunks (hash embedder) before that, and the test would then say install
+    # waited when it did not. Every other funes command goes straight through.
+    gate = tmp_path / "gate"
+    gated = tmp_path / "funes-gated"
+    gated.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1 $2" = "index --worker" ]; then while [ ! -e "{gate}" ]; do sleep 0.1; done; fi\n'
+        f'exec "{sys.executable}" -m funes_core "$@"\n'
+    )
+    gated.chmod(0o755)
+    monkeypatch.setenv("FUNES_BIN", str(gated))
     started = time.monotonic()
     status = install(Orchestrator(pm=pm, ui=ui.ui(), runner=run_subprocess), "echo")
     assert status == 0, ui.err
@@ -614,6 +626,8 @@ def test_install_returns_before_the_embeddings_are_done_and_says_when_they_will_
     assert note.startswith("echo: searchable now by keyword, full hybrid recall in about 1 minute (")
     assert ui.out[-1] == "echo: installed"
     assert time.monotonic() - started < 120
+    assert worker_alive(funes_home), "a live worker owes them"
+    gate.touch()
     wait_until(lambda: owed(funes_home) == 0, "the background worker to finish")
     wait_until(lambda: not worker_alive(funes_home), "the worker to exit")
     assert open_store(home=funes_home).count() == chunks
@@ -698,3 +712,4 @@ def test_waiting_a_person_takes_over_from_the_gentle_worker(
     assert gentle.wait(timeout=60) != 0, "the background worker was stopped"
     assert (final.state, final.owed, final.done) == ("done", 0, rows)
     assert owed(funes_home) == 0
+
