@@ -713,3 +713,21 @@ def test_waiting_a_person_takes_over_from_the_gentle_worker(
     assert (final.state, final.owed, final.done) == ("done", 0, rows)
     assert owed(funes_home) == 0
 
+
+def test_the_worker_caps_mallocs_arenas_before_it_opens_the_store(
+    funes_home: Home, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text_only_memory(funes_home, tmp_path, sessions=1, turns=3)
+    calls: list[str] = []
+    monkeypatch.setattr(portable, "limit_malloc_arenas", lambda n: calls.append(f"arenas {n}") or True)
+    import funes_core.store as store_package
+
+    opener = store_package.open_store
+
+    def open_store(*args: object, **kwargs: object) -> object:
+        calls.append("open")
+        return opener(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_package, "open_store", open_store)
+    assert run_worker(funes_home, embedder=HashEmbedder(), options=HERE, log=lambda _: None) is Outcome.DONE
+    assert calls[:2] == ["arenas 2", "open"], "two arenas before LanceDB starts its threads"
