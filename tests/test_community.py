@@ -45,6 +45,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "cursor": "funes-memory-cursor",
         "crush": "funes-memory-crush",
         "kilo": "funes-memory-kilo",
+        "droid": "funes-memory-droid",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched
