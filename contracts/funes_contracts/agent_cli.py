@@ -69,6 +69,7 @@ AGENTS: dict[str, tuple[str, str, str, str]] = {
     "aider": ("pypi", "aider-chat", "0.86.2", "aider"),
     "continue": ("npm", "@continuedev/cli", "1.5.47", "cn"),
     "kilo": ("npm", "@kilocode/cli", "7.7.7", "kilo"),
+    "droid": ("npm", "droid", "0.215.0", "droid"),
 }
 
 

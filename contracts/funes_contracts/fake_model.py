@@ -9,6 +9,11 @@ result and a tool whose name matches ``tool_pattern`` is offered, answer with on
 otherwise answer ``reply`` followed by the start of the last tool result, so the transcript proves
 the round trip. Requests are kept in :attr:`FakeModel.requests` for assertions.
 
+Some agents offer their MCP tools only on demand (Factory Droid lists them under "Deferred tools:"
+and loads one through its ``ToolSearch`` tool): with ``loader`` set, a wanted tool the request only
+names is first loaded with one call to ``loader`` (``loader_args``, ``{tool}`` replaced by its name);
+that call's result does not count as the wanted tool's.
+
 Usage::
 
     with FakeModel(tool_pattern=r"recall$", tool_args={"query": "parser"}, reply="Done.") as model:
@@ -55,6 +60,7 @@ class _Decision:
     tool: str | None  # the tool's own name (without namespace)
     namespace: str | None
     text: str
+    args: dict[str, Any] = field(default_factory=dict)
 
 
 def _tool_results(api: str, body: dict[str, Any]) -> list[str]:
@@ -77,6 +83,41 @@ def _tool_results(api: str, body: dict[str, Any]) -> list[str]:
     else:
         found.extend(_flatten(m.get("content")) for m in body.get("messages", []) if m.get("role") == "tool")
     return found
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string inside a request's JSON: the text the model would read."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _called(body: dict[str, Any]) -> set[str]:
+    """The names of the tools the conversation so far has called, in any of the protocols."""
+    names: set[str] = set()
+    items = [*body.get("messages", []), *(body["input"] if isinstance(body.get("input"), list) else [])]
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call" and isinstance(item.get("name"), str):
+            names.add(item["name"])
+        for call in item.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance((call.get("function") or {}).get("name"), str):
+                names.add(call["function"]["name"])
+        content = item.get("content")
+        for block in content if isinstance(content, list) else []:
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_use"
+                and isinstance(block.get("name"), str)
+            ):
+                names.add(block["name"])
+    return names
 
 
 def _offered(body: dict[str, Any]) -> Iterator[tuple[str, str | None]]:
@@ -106,6 +147,9 @@ class FakeModel:
     tool_pattern: str | None = None
     tool_args: dict[str, Any] = field(default_factory=dict)
     reply: str = "Done."
+    #: The agent's tool that loads deferred tools (Droid's ``ToolSearch``), and its arguments.
+    loader: str | None = None
+    loader_args: dict[str, str] = field(default_factory=lambda: {"query": "select:{tool}"})
     requests: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -220,13 +264,23 @@ class FakeModel:
 
     def _decide(self, api: str, body: dict[str, Any]) -> _Decision:
         results = _tool_results(api, body)
-        if self.tool_pattern and not results:
+        loaded = self.loader is not None and self.loader in _called(body)
+        if self.tool_pattern and len(results) <= int(loaded):
             pattern = re.compile(self.tool_pattern)
-            for name, namespace in _offered(body):
+            offered = list(_offered(body))
+            for name, namespace in offered:
                 if pattern.search(f"{namespace}__{name}" if namespace else name):
                     with self._lock:
                         self.requests[-1]["answered_tool"] = f"{namespace}__{name}" if namespace else name
-                    return _Decision(name, namespace, "")
+                    return _Decision(name, namespace, "", self.tool_args)
+            if self.loader and not loaded and (self.loader, None) in offered:
+                said = " ".join(_strings(body.get("messages") or body.get("input")))
+                wanted = next((w for w in re.findall(r"[\w.-]+", said) if pattern.search(w)), None)
+                if wanted is not None:
+                    with self._lock:
+                        self.requests[-1]["answered_tool"] = self.loader
+                    args = {k: v.replace("{tool}", wanted) for k, v in self.loader_args.items()}
+                    return _Decision(self.loader, None, "", args)
         text = self.reply
         if results:
             text += " [tool result seen: " + " ".join(results[-1][:300].split()) + "]"
@@ -240,7 +294,7 @@ class FakeModel:
                 "type": "tool_use",
                 "id": "toolu_" + uuid.uuid4().hex[:20],
                 "name": name,
-                "input": self.tool_args,
+                "input": d.args,
             }
             stop = "tool_use"
         else:
@@ -262,7 +316,7 @@ class FakeModel:
             delta = {"type": "text_delta", "text": block["text"]}
         else:
             start = {**block, "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(self.tool_args)}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(d.args)}
         events: list[tuple[str, dict[str, Any]]] = [
             ("message_start", {"message": {**message, "content": [], "stop_reason": None}}),
             ("content_block_start", {"index": 0, "content_block": start}),
@@ -284,7 +338,7 @@ class FakeModel:
                 "id": "fc_" + uuid.uuid4().hex[:20],
                 "call_id": "call_" + uuid.uuid4().hex[:20],
                 "name": d.tool,
-                "arguments": json.dumps(self.tool_args),
+                "arguments": json.dumps(d.args),
                 "status": "completed",
             }
             if d.namespace:
@@ -322,7 +376,7 @@ class FakeModel:
     def _gemini(self, body: dict[str, Any], stream: bool) -> tuple[str, Any]:
         d = self._decide("gemini", body)
         if d.tool:
-            part: dict[str, Any] = {"functionCall": {"name": d.tool, "args": self.tool_args}}
+            part: dict[str, Any] = {"functionCall": {"name": d.tool, "args": d.args}}
         else:
             part = {"text": d.text}
         response = {
@@ -351,7 +405,7 @@ class FakeModel:
                 "type": "function",
                 "function": {
                     "name": f"{d.namespace}__{d.tool}" if d.namespace else d.tool,
-                    "arguments": json.dumps(self.tool_args),
+                    "arguments": json.dumps(d.args),
                 },
             }
             message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
