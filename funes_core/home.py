@@ -26,13 +26,14 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from funes_core import portable
 from funes_core.files import atomic_write_text, missing_dirs
+from funes_core.homepath import HomeError, resolve_funes_home, resolve_root
 
 __all__ = [
     "DIRTY_NAME",
@@ -61,28 +62,6 @@ FILE_MODE = 0o600
 STATE_VERSION = 1
 
 
-def resolve_funes_home(
-    environ: Mapping[str, str] | None = None, given: str | os.PathLike[str] | None = None
-) -> Path:
-    """``given`` (recorded at install), else ``$FUNES_HOME``, else ``~/.funes``.
-
-    ``~`` is ``HOME``, or ``USERPROFILE`` on Windows (:func:`portable.user_home`).
-
-    The one copy of this rule: ``Home.resolve``, ``InstallContext.from_environment`` and every
-    hook use it, so a hook and the ``funes`` it starts always agree on the memory.
-    """
-    env = os.environ if environ is None else environ
-    raw = os.fspath(given) if given else env.get("FUNES_HOME", "").strip()
-    if raw:
-        return Path(raw).expanduser().absolute()
-    home = portable.user_home(env)
-    return (Path(home) if home else Path.home()) / ".funes"
-
-
-class HomeError(RuntimeError):
-    """``$FUNES_HOME`` cannot be resolved or used; the message is one line for the user."""
-
-
 @dataclass(frozen=True, slots=True)
 class Home:
     """The paths of one ``$FUNES_HOME``. Building one touches nothing on disk."""
@@ -91,11 +70,8 @@ class Home:
 
     @classmethod
     def resolve(cls, value: str | os.PathLike[str] | None = None) -> Home:
-        """``value``, else ``$FUNES_HOME``, else ``~/.funes``."""
-        try:
-            return cls(resolve_funes_home(os.environ, value))
-        except RuntimeError:
-            raise HomeError("cannot resolve the user profile; set FUNES_HOME to a private folder") from None
+        """``value``, else ``$FUNES_HOME``, else ``~/.funes`` (:func:`funes_core.homepath.resolve_root`)."""
+        return cls(resolve_root(value))
 
     @property
     def memory_dir(self) -> Path:

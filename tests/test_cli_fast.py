@@ -34,6 +34,8 @@ ARM = "8d41b7e2-0c3f-4a9b-b5d6-7e2a1f9c3084"
 PATIENCE = 180.0
 #: What the fast path must never load: the CLI framework, its output library, the memory's parts.
 HEAVY = ("typer", "click", "rich", "pydantic", "lancedb", "pyarrow", "numpy", "onnxruntime", "mcp")
+#: Light, but ~10–20 ms of CPU that a read the service answers has no use for (funes_core.homepath).
+NOT_ON_THE_FAST_PATH = ("dataclasses", "tempfile")
 
 #: ``funes ARGV`` in a subprocess that reports, as it exits, the modules it loaded (on stderr).
 REPORTING = (
@@ -325,6 +327,7 @@ def test_fast_reads_print_the_in_process_bytes_and_load_nothing_heavy(served: di
         expected = (local.returncode, local.stdout, local.stderr)
         assert (quick.returncode, quick.stdout, stderr) == expected, argv
         assert sorted(loaded & set(HEAVY)) == [], argv
+        assert sorted(loaded & set(NOT_ON_THE_FAST_PATH)) == [], argv
     assert _calls(served) == before + len(FAST_READS)  # every one was the service's answer
 
 

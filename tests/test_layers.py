@@ -26,6 +26,7 @@ FLOORS: tuple[str, ...] = (
     "safetext",
     "files",
     "redact",
+    "homepath",
     "home",
     "telemetry",
     "turns",

@@ -636,6 +636,19 @@ class _Lines:
             self._buf += block
 
 
+def _preload_relay() -> None:
+    """Import the relay and resolve the home ahead of the first frame (see :func:`serve_stdio`)."""
+    try:
+        from funes_core.serve import client
+
+        if not client.service_disabled():
+            import funes_core.serve.relay  # noqa: F401
+
+            client.home_root()
+    except Exception:  # the start thread does all of this again and reports what fails
+        pass
+
+
 def _sdk_rejects(line: bytes) -> str | None:
     """Why the SDK's stdio transport would drop this line unanswered, or ``None`` (SDK loaded)."""
     adapter = _ADAPTER[0]
@@ -679,6 +692,10 @@ def serve_stdio(memory: str | None, make_server: Callable[[], Any] | None = None
             configure_logging()
             return build(memory, service_note=lambda: fallback_note[0])
 
+    if use_service:
+        # The relay's modules load while the agent is still writing its first frame: an agent
+        # sends its first tool call right after the handshake, and it would otherwise wait for them.
+        threading.Thread(target=_preload_relay, name="funes-mcp-preload", daemon=True).start()
     in_fd = os.dup(0)
     out_fd = os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)

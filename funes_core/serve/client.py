@@ -68,9 +68,10 @@ def service_disabled() -> bool:
 
 
 def home_root() -> Path:
-    from funes_core.home import Home
+    """The home this process reads (not :class:`~funes_core.home.Home`: see :mod:`funes_core.homepath`)."""
+    from funes_core.homepath import resolve_root
 
-    return Home.resolve().root
+    return resolve_root()
 
 
 def _version() -> str:

@@ -24,10 +24,8 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from funes_core import portable
 
@@ -85,9 +83,12 @@ class OversizeError(ValueError):
     """A line longer than the limit arrived."""
 
 
-@dataclass(frozen=True, slots=True)
-class RunPaths:
-    """The service's files for one ``$FUNES_HOME``."""
+class RunPaths(NamedTuple):
+    """The service's files for one ``$FUNES_HOME``.
+
+    A named tuple, not a dataclass: every front and CLI read imports this module, and
+    ``dataclasses`` (with ``inspect`` behind it) would cost them ~10 ms of CPU before they connect.
+    """
 
     run: Path
     lock: Path
@@ -117,7 +118,12 @@ def fallback_socket(root: Path) -> Path:
     digest = hashlib.sha256(str(root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:20]
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     uid = portable.current_uid()
-    base = Path(runtime) / "funes" if runtime else Path(tempfile.gettempdir()) / f"funes-{uid}"
+    if runtime:
+        base = Path(runtime) / "funes"
+    else:
+        import tempfile  # lazy: only the service needs this path (clients read it from serve.json)
+
+        base = Path(tempfile.gettempdir()) / f"funes-{uid}"
     return base / f"{digest}.sock"
 
 

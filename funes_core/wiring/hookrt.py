@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import IO
 
 from funes_core import portable
-from funes_core.home import resolve_funes_home
+from funes_core.homepath import resolve_funes_home
 from funes_core.wiring.overrides import drift_from_record
 
 __all__ = [
