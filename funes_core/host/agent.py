@@ -155,7 +155,7 @@ class Hooks:
     **Which entry is funes'** is decided by one rule: with ``marker`` (a key and its value, added
     to the entry), the marker; otherwise the entry's command, which runs ``-m <module>`` (the
     plugin's hook module). In a group, funes' handlers are recognised one by one, so a group the
-    user added a handler to keeps that handler when funes is removed.
+    user added a handler to keeps that handler when funes is removed (unless ``per_handler`` is off).
     """
 
     location: str
@@ -173,6 +173,10 @@ class Hooks:
     comment: str | None = None
     #: What the agent replaces with the transcript's path in a :attr:`Slot.CONVERT` command.
     source: str = "{transcript}"
+    #: With ``grouped``: funes' handlers are recognised one by one in any group, so a user's handler
+    #: added to funes' group stays on removal (Claude Code, Gemini). ``False``: a group is funes'
+    #: only when every handler in it is, and a group the user mixed a handler into is left whole (Codex).
+    per_handler: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -179,7 +179,7 @@ class AgentHookInstaller(ManagedWiring, HookInstaller):
 
     def present(self, entry: ManagedEntry, values: list[Any]) -> list[Any]:
         """funes' handlers wherever they sit in an event's groups (a user may add theirs to ours)."""
-        if not self.hooks.grouped:
+        if not self.hooks.grouped or not self.hooks.per_handler:
             return super().present(entry, values)
         handlers = [
             h for g in values if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"]
@@ -188,7 +188,7 @@ class AgentHookInstaller(ManagedWiring, HookInstaller):
 
     def tidy(self, entry: ManagedEntry, text: str) -> str:
         """Take funes' handlers out of groups the user added their own handlers to (theirs stay)."""
-        if not self.hooks.grouped:
+        if not self.hooks.grouped or not self.hooks.per_handler:
             return text
         groups = value_at(text, list(entry.place.path))
         for index in reversed(range(len(groups) if isinstance(groups, list) else 0)):
