@@ -2,20 +2,24 @@
 
 The behaviour every declared part shares (idempotence, exact removal, refusals) is the contract
 kit's to check on each plugin; these tests pin the declarations' own rules: a location's preferred
-sibling, an MCP entry that takes its command as one list, and what makes a plugin file funes'.
+sibling, an MCP entry that takes its command as one list, what makes a plugin file funes', and
+whose a matcher group is when the user added a handler to funes' group.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from funes_core import (
     Agent,
+    AgentHookInstaller,
     AgentToolRegistrar,
     ConfigError,
+    Hooks,
     InstallContext,
     Location,
     McpServer,
@@ -102,3 +106,28 @@ def test_removal_takes_away_the_folders_install_created(ctx: InstallContext) -> 
     assert installer.uninstall(ctx).changed
     assert not (ctx.home / ".acme" / "plugins").exists()
     assert (ctx.home / ".acme").is_dir(), "a folder that was there stays"
+
+
+def _grouped(per_handler: bool) -> type[AgentHookInstaller]:
+    hooks = Hooks("config", {"type": "command", "command": Slot.HOOK}, ("Stop",), "acme.hook", grouped=True)
+    agent = replace(AGENT, hooks=replace(hooks, per_handler=per_handler))
+
+    class Installer(AgentHookInstaller, agent=agent):
+        """A grouped hook installer, recognising funes' handlers one by one or whole groups only."""
+
+    return Installer
+
+
+@pytest.mark.parametrize("per_handler", [True, False])
+def test_a_group_the_user_mixed_a_handler_into(ctx: InstallContext, per_handler: bool) -> None:
+    installer = _grouped(per_handler)()
+    path = ctx.home / ".acme" / "acme.json"
+    installer.install(ctx)
+    ours = json.loads(path.read_text())["hooks"]["Stop"][0]["hooks"][0]
+    mixed = {"hooks": [ours, {"type": "command", "command": "notify-send done"}]}
+    path.write_text(json.dumps({"hooks": {"Stop": [mixed]}}))
+    wired = installer.status(ctx).state is WiringState.WIRED
+    assert wired is per_handler, "one by one, funes' handler in the user's group counts as installed"
+    installer.uninstall(ctx)
+    left = json.loads(path.read_text())["hooks"]["Stop"]
+    assert left == ([{"hooks": [mixed["hooks"][1]]}] if per_handler else [mixed])
