@@ -35,7 +35,10 @@ from __future__ import annotations
 
 from funes_core import Agent, Hooks, Location, McpServer, Slot
 
-__all__ = ["CODEX"]
+__all__ = ["CODEX", "HOOK_MODULE"]
+
+#: The module every funes-codex hook runs; its name in a command marks the hook as ours.
+HOOK_MODULE = "funes_codex.hook"
 
 CODEX = Agent(
     id="codex",
@@ -50,7 +53,7 @@ CODEX = Agent(
     ),
     hooks=Hooks(
         location="hooks",
-        module="funes_codex.hook",
+        module=HOOK_MODULE,
         events=("Stop", "SessionEnd"),
         grouped=True,
         per_handler=False,

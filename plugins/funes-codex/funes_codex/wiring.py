@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Iterator
 
-from funes_codex.agent import CODEX
+from funes_codex.agent import CODEX, HOOK_MODULE
 from funes_core import (
     AgentHookInstaller,
     AgentToolRegistrar,
@@ -23,8 +23,6 @@ from funes_core import (
 
 __all__ = ["GRACE_MS", "HOOK_MODULE", "CodexHookInstaller", "CodexToolRegistrar", "hook_command"]
 
-#: The module every funes-codex hook runs; its name in a command marks the hook as ours.
-HOOK_MODULE = "funes_codex.hook"
 #: How long Codex may wait for optional MCP servers before the first request (milliseconds).
 GRACE_MS = 15000
 GRACE_COMMENT = "# added by funes-codex: wait for funes' memory tools at startup"

@@ -35,12 +35,14 @@ from pathlib import Path
 
 from funes_core import Agent, Hooks, Location, McpServer, Resolved, Slot
 
-__all__ = ["CONFIG_NAME", "HERMES", "STATE_DB", "active_profile", "hermes_root", "state_dbs"]
+__all__ = ["CONFIG_NAME", "HERMES", "HOOK_MODULE", "STATE_DB", "active_profile", "hermes_root", "state_dbs"]
 
 #: Hermes' settings file inside its home (it reads no other name).
 CONFIG_NAME = "config.yaml"
 #: Hermes' session database inside its home.
 STATE_DB = "state.db"
+#: The module Hermes runs after each turn (the core's hook runtime does the work).
+HOOK_MODULE = "funes_hermes.hook"
 
 
 def active_profile(home: Path) -> str | None:
@@ -107,7 +109,7 @@ HERMES = _HermesAgent(
     hooks=Hooks(
         location="config",
         format="yaml",
-        module="funes_hermes.hook",
+        module=HOOK_MODULE,
         events=("on_session_end",),
         entry={"command": Slot.HOOK},
     ),

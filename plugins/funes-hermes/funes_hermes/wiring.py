@@ -23,12 +23,10 @@ from funes_core import (
     WiringState,
     YamlFormat,
 )
-from funes_hermes.agent import HERMES
+from funes_hermes.agent import HERMES, HOOK_MODULE
 
 __all__ = ["HOOK_MODULE", "HermesHookInstaller", "HermesToolRegistrar"]
 
-#: The module Hermes runs (the core's hook runtime does the work).
-HOOK_MODULE = "funes_hermes.hook"
 _ALLOWLIST = "shell-hooks-allowlist.json"
 
 
