@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         Hooks,
         Location,
         McpServer,
+        PluginFile,
         Resolved,
         Slot,
     )
@@ -122,6 +123,7 @@ if TYPE_CHECKING:
     from funes_core.wiring.hookrt import Sources as HookSources
     from funes_core.wiring.hookrt import main as run_hook
     from funes_core.wiring.hookrt import spawn_detached
+    from funes_core.wiring.pluginfile import PluginFileInstaller
 
 _WHERE: dict[str, tuple[str, str]] = {
     "atomic_write_text": ("funes_core.files", "atomic_write_text"),
@@ -129,9 +131,11 @@ _WHERE: dict[str, tuple[str, str]] = {
     "Hooks": ("funes_core.host.agent", "Hooks"),
     "Location": ("funes_core.host.agent", "Location"),
     "McpServer": ("funes_core.host.agent", "McpServer"),
+    "PluginFile": ("funes_core.host.agent", "PluginFile"),
     "Slot": ("funes_core.host.agent", "Slot"),
     "AgentHookInstaller": ("funes_core.wiring.declared", "AgentHookInstaller"),
     "AgentToolRegistrar": ("funes_core.wiring.declared", "AgentToolRegistrar"),
+    "PluginFileInstaller": ("funes_core.wiring.pluginfile", "PluginFileInstaller"),
     "Resolved": ("funes_core.host.agent", "Resolved"),
     "CONTRACT_VERSION": ("funes_core.host.api", "CONTRACT_VERSION"),
     "Capabilities": ("funes_core.host.api", "Capabilities"),
@@ -228,6 +232,8 @@ __all__ = [
     "ModelUnavailableError",
     "Outcome",
     "Place",
+    "PluginFile",
+    "PluginFileInstaller",
     "Reranker",
     "Resolved",
     "SessionRef",

@@ -42,6 +42,7 @@ __all__ = [
     "Hooks",
     "Location",
     "McpServer",
+    "PluginFile",
     "Resolved",
     "Slot",
 ]
@@ -88,6 +89,9 @@ class Location:
     under: str | None = None
     #: What the place holds, for ``funes integrations info`` ("config", "transcripts", ...).
     holds: str = ""
+    #: Names beside the default tried first, when nothing relocated it: the first that exists is
+    #: the place (OpenCode reads ``opencode.jsonc`` before ``opencode.json``).
+    prefer: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +155,7 @@ class Hooks:
     **Which entry is funes'** is decided by one rule: with ``marker`` (a key and its value, added
     to the entry), the marker; otherwise the entry's command, which runs ``-m <module>`` (the
     plugin's hook module). In a group, funes' handlers are recognised one by one, so a group the
-    user added a handler to keeps that handler when funes is removed.
+    user added a handler to keeps that handler when funes is removed (unless ``per_handler`` is off).
     """
 
     location: str
@@ -169,6 +173,10 @@ class Hooks:
     comment: str | None = None
     #: What the agent replaces with the transcript's path in a :attr:`Slot.CONVERT` command.
     source: str = "{transcript}"
+    #: With ``grouped``: funes' handlers are recognised one by one in any group, so a user's handler
+    #: added to funes' group stays on removal (Claude Code, Gemini). ``False``: a group is funes'
+    #: only when every handler in it is, and a group the user mixed a handler into is left whole (Codex).
+    per_handler: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +204,30 @@ class McpServer:
 
 
 @dataclass(frozen=True, slots=True)
+class PluginFile:
+    """A file funes owns whole in the folder an agent loads its plugins from; it starts the hook.
+
+    For an agent with no shell hooks but a plugin system (OpenCode and its fork Kilo): funes writes
+    ``name`` into ``folder`` under the location ``location``, and the agent loads it at start.
+    Its text is the package resource ``source`` (``"package:file"``), with ``{hook_argv}``
+    replaced by the hook's argv (``python -I -m <module> …``) as a JSON array, after two lines
+    of funes' own, each a ``comment``: the header ``funes-<id>: captures each <label> turn into
+    funes' memory.``, and the folders install created (removal takes them away again, while empty).
+
+    **Which file is funes'**: the one whose first line is that header. Any other file of that
+    name is the user's: install refuses it and removal leaves it alone.
+    """
+
+    location: str
+    source: str
+    #: The plugin's hook module (its ``locate()``), which the file starts detached.
+    module: str
+    name: str = "funes.js"
+    folder: str = "plugins"
+    comment: str = "//"
+
+
+@dataclass(frozen=True, slots=True)
 class Agent:
     """The identity of one integration, shared by all its parts (see the module docstring)."""
 
@@ -210,6 +242,8 @@ class Agent:
     hooks: Hooks | None = None
     #: The MCP server entry, declared (``None``: none, or a hand-written registrar).
     mcp: McpServer | None = None
+    #: The plugin file that runs the hooks, declared (``None``: none, or a hand-written installer).
+    plugin_file: PluginFile | None = None
 
     def location(self, name: str) -> Location:
         for loc in self.locations:
@@ -245,9 +279,15 @@ class Agent:
                 if value:
                     return Resolved(_expand(value, home).absolute(), var)
         if loc.under is None:
-            return Resolved(home / loc.default.removeprefix("~/"), "default")
-        parent = self.locate(loc.under, home, extra, env)
-        return Resolved(parent.path / loc.default, parent.source)
+            where = Resolved(home / loc.default.removeprefix("~/"), "default")
+        else:
+            parent = self.locate(loc.under, home, extra, env)
+            where = Resolved(parent.path / loc.default, parent.source)
+        if where.source == "default":
+            for name in loc.prefer:
+                if where.path.with_name(name).is_file():
+                    return Resolved(where.path.with_name(name), "default")
+        return where
 
     def path(
         self,

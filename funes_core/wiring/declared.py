@@ -12,12 +12,15 @@ before it takes anything out). Now the agent declares them as data (:class:`~fun
         \"\"\"mcpServers.funes in ~/.gemini/settings.json.\"\"\"
 
 Everything else is :class:`~funes_core.wiring.configedit.managed.ManagedWiring`'s (idempotent,
-byte-preserving, exact removal, all or nothing). An agent with a mechanism of its own overrides
-only that: :meth:`entries` to add an entry, ``register`` to drive the agent's CLI, ``ours`` to
-also accept what an older release wrote.
+byte-preserving, exact removal, all or nothing). An agent that loads a plugin file instead of
+running hook commands (OpenCode, Kilo) declares a :class:`~funes_core.PluginFile` instead of
+:class:`~funes_core.Hooks` (:mod:`funes_core.wiring.pluginfile` writes that file whole). An agent
+with a mechanism of its own overrides only that: :meth:`entries` to add an entry, ``register`` to
+drive the agent's CLI, ``ours`` to also accept what an older release wrote.
 
 The rules, one per kind of entry (see the declarations' docstrings): a declared marker key, else
-the command funes installed (a hook running ``-m <hook module>``, a server running ``… mcp``).
+the command funes installed (a hook running ``-m <hook module>``, a server running ``… mcp``); a
+plugin file is funes' by its first line.
 """
 
 from __future__ import annotations
@@ -27,12 +30,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from funes_core.host.agent import Hooks, McpServer, Slot
-from funes_core.host.api import HookInstaller, InstallContext, ToolRegistrar
-from funes_core.wiring.configedit.base import Adapter, Place
+from funes_core.host.api import HookInstaller, InstallContext, IntegrationPart, ToolRegistrar
+from funes_core.wiring.configedit.base import Adapter, ConfigFile, Place
 from funes_core.wiring.configedit.json import JsonFormat, remove_items, value_at
 from funes_core.wiring.configedit.managed import ManagedEntry, ManagedWiring, runs_module
 
-__all__ = ["AgentHookInstaller", "AgentToolRegistrar", "adapter_for", "fill", "runs_mcp"]
+__all__ = ["AgentHookInstaller", "AgentToolRegistrar", "adapter_for", "declaration", "fill", "runs_mcp"]
 
 Rule = Callable[[Any], bool]
 
@@ -95,6 +98,17 @@ def runs_mcp(value: Any) -> bool:
     return isinstance(args, list) and all(isinstance(a, str) for a in args) and "mcp" in args
 
 
+def _argv_key(entry: Mapping[str, Any]) -> str | None:
+    """The key holding the whole MCP command as a list (:attr:`Slot.MCP_ARGV`), if the entry has one."""
+    return next((key for key, value in entry.items() if value is Slot.MCP_ARGV), None)
+
+
+def _runs_mcp_argv(value: Any, key: str) -> bool:
+    """An MCP server entry whose ``key`` is an argv list of strings holding ``mcp``."""
+    argv = value.get(key) if isinstance(value, dict) else None
+    return isinstance(argv, list) and all(isinstance(a, str) for a in argv) and "mcp" in argv
+
+
 def _command_key(entry: Mapping[str, Any]) -> str:
     """The key whose value is the hook's command line (what marks a handler without a marker)."""
     for key, value in entry.items():
@@ -103,14 +117,20 @@ def _command_key(entry: Mapping[str, Any]) -> str:
     raise ValueError("a declared hook entry without a marker needs a Slot.HOOK command")
 
 
+def declaration(part: IntegrationPart, field: str, what: str) -> Any:
+    """The declaration ``field`` of the part's agent; a part whose agent lacks it is a plugin's bug."""
+    declared = getattr(part.agent, field, None) if part.agent is not None else None
+    if declared is None:
+        raise LookupError(f"{type(part).__name__}'s agent declares no {what}")
+    return declared
+
+
 class AgentHookInstaller(ManagedWiring, HookInstaller):
     """The hook installer of an agent's :class:`~funes_core.Hooks` declaration (module docstring)."""
 
     @property
     def hooks(self) -> Hooks:
-        declared = self.agent.hooks if self.agent is not None else None
-        if declared is None:
-            raise LookupError(f"{type(self).__name__}'s agent declares no hooks")
+        declared: Hooks = declaration(self, "hooks", "hooks")
         return declared
 
     def ours(self, handler: Any) -> bool:
@@ -159,7 +179,7 @@ class AgentHookInstaller(ManagedWiring, HookInstaller):
 
     def present(self, entry: ManagedEntry, values: list[Any]) -> list[Any]:
         """funes' handlers wherever they sit in an event's groups (a user may add theirs to ours)."""
-        if not self.hooks.grouped:
+        if not self.hooks.grouped or not self.hooks.per_handler:
             return super().present(entry, values)
         handlers = [
             h for g in values if isinstance(g, dict) and isinstance(g.get("hooks"), list) for h in g["hooks"]
@@ -168,7 +188,7 @@ class AgentHookInstaller(ManagedWiring, HookInstaller):
 
     def tidy(self, entry: ManagedEntry, text: str) -> str:
         """Take funes' handlers out of groups the user added their own handlers to (theirs stay)."""
-        if not self.hooks.grouped:
+        if not self.hooks.grouped or not self.hooks.per_handler:
             return text
         groups = value_at(text, list(entry.place.path))
         for index in reversed(range(len(groups) if isinstance(groups, list) else 0)):
@@ -182,18 +202,34 @@ class AgentToolRegistrar(ManagedWiring, ToolRegistrar):
 
     @property
     def server(self) -> McpServer:
-        declared = self.agent.mcp if self.agent is not None else None
-        if declared is None:
-            raise LookupError(f"{type(self).__name__}'s agent declares no MCP server")
+        declared: McpServer = declaration(self, "mcp", "MCP server")
         return declared
 
     def ours(self, value: Any) -> bool:
-        """Whether a server entry is funes': the declared marker, else it runs ``… mcp``."""
+        """Whether a server entry is funes': the declared marker, else it runs ``… mcp``.
+
+        "Runs ``… mcp``" in the entry's declared shape: a string command with a list of string
+        arguments holding ``mcp``, or, where the entry takes the command as one list
+        (:attr:`Slot.MCP_ARGV`), that list holding ``mcp``.
+        """
         server = self.server
         if server.marker is not None:
             return _has_marker(server.marker)(value)
         named = not server.list_item or (isinstance(value, dict) and value.get("name") == server.name)
-        return named and runs_mcp(value)
+        argv_key = _argv_key(server.entry)
+        return named and (runs_mcp(value) if argv_key is None else _runs_mcp_argv(value, argv_key))
+
+    def registered_command(self, ctx: InstallContext) -> list[str] | None:
+        """The command as the agent will run it: ``command`` + ``args``, or the declared argv list."""
+        key = _argv_key(self.server.entry)
+        if key is None:
+            return self.recorded_command(ctx)
+        for entry in self.entries(ctx):
+            doc = ConfigFile(entry.path, entry.adapter)
+            found, _ = self._found(doc, doc.read(), entry)
+            if found:
+                return [str(word) for word in found[0][key]]
+        return None
 
     def entries(self, ctx: InstallContext) -> list[ManagedEntry]:
         server = self.server

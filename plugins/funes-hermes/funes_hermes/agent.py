@@ -9,6 +9,22 @@ profile's folder, else ``~/.hermes``: that is what install wires, and ``funes in
 names the reason. Discovery reads every profile: the root's ``state.db`` (the default profile)
 and each ``profiles/*/state.db``.
 
+**Wiring**, both in ``config.yaml`` through the core's YAML adapter, which keeps every other byte:
+
+* the hook: ``hooks.on_session_end`` gets ``{command: "<python> -I -m funes_hermes.hook --funes-home
+  <dir> -- <funes>"}`` (the core's hook runtime: it returns in tens of milliseconds). Hermes fires
+  ``on_session_end`` at the end of *every* turn (every run of its conversation loop, completed or
+  interrupted), after the turn's messages are saved to ``state.db``; the event is small (no
+  conversation copy on stdin, unlike ``post_llm_call``). Hermes runs the command without a shell
+  and waits for it, so the command converts one session and returns at once, leaving the indexing
+  to a detached ``funes index``;
+* the MCP server: ``mcp_servers.funes`` gets ``{command, args, env: {FUNES_HOME}}``. Hermes starts
+  MCP servers with a filtered environment (PATH, HOME, ...), so FUNES_HOME must be recorded for
+  ``funes mcp`` to find the memory this installation uses.
+
+``hermes mcp add`` is deliberately not used: Hermes 0.19 re-writes the whole file through its YAML
+dumper, dropping the user's comments and layout and adding its template.
+
 Standard library only: the hook imports this module.
 """
 
@@ -17,14 +33,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from funes_core import Agent, Location, Resolved
+from funes_core import Agent, Hooks, Location, McpServer, Resolved, Slot
 
-__all__ = ["CONFIG_NAME", "HERMES", "STATE_DB", "active_profile", "hermes_root", "state_dbs"]
+__all__ = ["CONFIG_NAME", "HERMES", "HOOK_MODULE", "STATE_DB", "active_profile", "hermes_root", "state_dbs"]
 
 #: Hermes' settings file inside its home (it reads no other name).
 CONFIG_NAME = "config.yaml"
 #: Hermes' session database inside its home.
 STATE_DB = "state.db"
+#: The module Hermes runs after each turn (the core's hook runtime does the work).
+HOOK_MODULE = "funes_hermes.hook"
 
 
 def active_profile(home: Path) -> str | None:
@@ -87,5 +105,18 @@ HERMES = _HermesAgent(
         Location("home", ".hermes", env=("HERMES_HOME",), holds="Hermes' home (the active profile)"),
         Location("config", CONFIG_NAME, under="home", holds="hooks and MCP servers"),
         Location("state", STATE_DB, under="home", holds="sessions (SQLite)"),
+    ),
+    hooks=Hooks(
+        location="config",
+        format="yaml",
+        module=HOOK_MODULE,
+        events=("on_session_end",),
+        entry={"command": Slot.HOOK},
+    ),
+    mcp=McpServer(
+        location="config",
+        format="yaml",
+        path=("mcp_servers",),
+        entry={"command": Slot.PROGRAM, "args": Slot.ARGS, "env": {"FUNES_HOME": Slot.FUNES_HOME}},
     ),
 )

@@ -1,21 +1,10 @@
-"""Wires funes into Hermes: a shell hook and an MCP server, both in ``$HERMES_HOME/config.yaml``.
+"""funes' shell hook and MCP server in Hermes' ``config.yaml``, as the agent declares them.
 
-* The hook: ``hooks.on_session_end`` gets ``{command: "<python> -I -m funes_hermes.hook --funes-home
-  <dir> -- <funes>"}`` (the core's hook runtime: it returns in tens of milliseconds).
-  Hermes fires ``on_session_end`` at the end of *every* turn (every run of its conversation loop,
-  completed or interrupted), after the turn's messages are saved to ``state.db``; the event is
-  small (no conversation copy on stdin, unlike ``post_llm_call``). Hermes runs the command
-  without a shell and waits for it, so the command converts one session and returns at once,
-  leaving the indexing to a detached ``funes index``.
-* The MCP server: ``mcp_servers.funes`` gets ``{command, args, env: {FUNES_HOME}}``. Hermes
-  starts MCP servers with a filtered environment (PATH, HOME, ...), so FUNES_HOME must be
-  recorded for ``funes mcp`` to find the memory this installation uses.
-
-Both are core managed entries over the YAML adapter, which keeps every other byte of the user's
-file. ``hermes mcp add`` is deliberately not used: Hermes 0.19 re-writes the whole file
-through its YAML dumper, dropping the user's comments and layout and adding its template.
-Hermes asks the user, once per command, to allow a new shell hook (or accepts it when
-``hooks_auto_accept: true``); funes never answers that question for them.
+What the declaration does not say: Hermes asks the user, once per command, to allow a new shell
+hook (or accepts it when ``hooks_auto_accept: true``); funes never answers that question for them,
+but install and status say whether it is still to be asked. Hermes may also re-write the file
+(dropping funes' comment), so its entries are recognised by what they hold; and the hook that
+funes-hermes 0.1 recorded (``funes hermes hook``) is still funes'.
 """
 
 from __future__ import annotations
@@ -25,84 +14,38 @@ import shlex
 from typing import Any
 
 from funes_core import (
+    AgentHookInstaller,
+    AgentToolRegistrar,
     ConfigError,
-    HookInstaller,
     InstallContext,
-    ManagedEntry,
-    ManagedWiring,
     Outcome,
-    Place,
     Status,
-    ToolRegistrar,
     WiringState,
     YamlFormat,
-    runs_module,
 )
-from funes_hermes.agent import HERMES
+from funes_hermes.agent import HERMES, HOOK_MODULE
 
-__all__ = [
-    "HOOK_EVENT",
-    "HOOK_MODULE",
-    "SERVER_NAME",
-    "HermesHookInstaller",
-    "HermesToolRegistrar",
-    "hook_argv",
-]
+__all__ = ["HOOK_MODULE", "HermesHookInstaller", "HermesToolRegistrar"]
 
-#: The Hermes event funes' hook runs on: once per turn, after the turn is saved.
-HOOK_EVENT = "on_session_end"
-#: The module Hermes runs (the core's hook runtime does the work).
-HOOK_MODULE = "funes_hermes.hook"
-#: The name of funes' MCP server in Hermes (its tools appear as ``mcp__funes__recall``, ...).
-SERVER_NAME = "funes"
 _ALLOWLIST = "shell-hooks-allowlist.json"
-_runs_hook = runs_module(HOOK_MODULE)
 
 
-def hook_argv(ctx: InstallContext) -> list[str]:
-    """What Hermes runs after each turn: this interpreter's ``funes_hermes.hook``, told where funes is."""
-    return ctx.hook_argv(HOOK_MODULE)
-
-
-def _is_funes_hook(value: Any) -> bool:
-    """funes-hermes' hook: it runs the hook module (or, as older releases wrote, ``funes hermes hook``)."""
-    if _runs_hook(value):
-        return True
-    command = value.get("command") if isinstance(value, dict) else None
-    try:
-        argv = shlex.split(command) if isinstance(command, str) else []
-    except ValueError:
-        return False
-    return len(argv) >= 5 and argv[-4:-1] == ["hermes", "hook", "--funes-home"]
-
-
-def _is_funes_server(value: Any) -> bool:
-    """funes-hermes' server: ``funes … mcp`` with FUNES_HOME, however the file was re-written since."""
-    args, env = value.get("args"), value.get("env")
-    return (
-        set(value) <= {"command", "args", "env", "enabled"}
-        and isinstance(value.get("command"), str)
-        and isinstance(args, list)
-        and "mcp" in args
-        and isinstance(env, dict)
-        and "FUNES_HOME" in env
-    )
-
-
-class HermesHookInstaller(ManagedWiring, HookInstaller, agent=HERMES):
+class HermesHookInstaller(AgentHookInstaller, agent=HERMES):
     """Adds funes' ``on_session_end`` shell hook to Hermes' config.yaml."""
 
-    def entries(self, ctx: InstallContext) -> list[ManagedEntry]:
-        return [
-            ManagedEntry(
-                path=self.where("config", ctx),
-                adapter=YamlFormat(),
-                place=Place(("hooks", HOOK_EVENT)),
-                value={"command": shlex.join(hook_argv(ctx))},
-                ours=_is_funes_hook,
-                what=f"the funes hook ({HOOK_EVENT})",
-            )
-        ]
+    def ours(self, handler: Any) -> bool:
+        """The declared rule, or the command funes-hermes 0.1 wrote (``funes hermes hook --funes-home D``)."""
+        if super().ours(handler):
+            return True
+        command = handler.get("command") if isinstance(handler, dict) else None
+        try:
+            argv = shlex.split(command) if isinstance(command, str) else []
+        except ValueError:
+            return False
+        return len(argv) >= 5 and argv[-4:-1] == ["hermes", "hook", "--funes-home"]
+
+    def what(self, event: str | None) -> str:
+        return f"the funes hook ({event})"
 
     def install(self, ctx: InstallContext) -> Outcome:
         outcome = self.put(ctx)
@@ -124,14 +67,14 @@ class HermesHookInstaller(ManagedWiring, HookInstaller, agent=HERMES):
 
     def _approved(self, ctx: InstallContext) -> bool:
         """Whether Hermes will run the hook without asking: allow-listed, or hooks auto-accepted."""
-        command = shlex.join(hook_argv(ctx))
+        command = shlex.join(ctx.hook_argv(HOOK_MODULE))
         try:
             data = json.loads((self.where("home", ctx) / _ALLOWLIST).read_bytes())
         except (OSError, ValueError):
             data = {}
         approvals = data.get("approvals") if isinstance(data, dict) else None
         if isinstance(approvals, list) and any(
-            isinstance(a, dict) and a.get("event") == HOOK_EVENT and a.get("command") == command
+            isinstance(a, dict) and a.get("event") in self.hooks.events and a.get("command") == command
             for a in approvals
         ):
             return True
@@ -145,19 +88,15 @@ class HermesHookInstaller(ManagedWiring, HookInstaller, agent=HERMES):
         return value is True
 
 
-class HermesToolRegistrar(ManagedWiring, ToolRegistrar, agent=HERMES):
+class HermesToolRegistrar(AgentToolRegistrar, agent=HERMES):
     """Adds ``mcp_servers.funes`` (``funes mcp [MEMORY]``, with FUNES_HOME) to Hermes' config.yaml."""
 
-    def entries(self, ctx: InstallContext) -> list[ManagedEntry]:
-        argv = ctx.mcp_command()
-        value = {"command": argv[0], "args": argv[1:], "env": {"FUNES_HOME": str(ctx.funes_home)}}
-        return [
-            ManagedEntry(
-                path=self.where("config", ctx),
-                adapter=YamlFormat(),
-                place=Place(("mcp_servers",), SERVER_NAME),
-                value=value,
-                ours=_is_funes_server,
-                what="the funes MCP server",
-            )
-        ]
+    def ours(self, value: Any) -> bool:
+        """The declared rule, and what funes writes only: FUNES_HOME in ``env`` (and Hermes' ``enabled``)."""
+        env = value.get("env") if isinstance(value, dict) else None
+        return (
+            super().ours(value)
+            and set(value) <= {"command", "args", "env", "enabled"}
+            and isinstance(env, dict)
+            and "FUNES_HOME" in env
+        )

@@ -9,16 +9,21 @@ keeps OpenCode's layout under its own name: its config in ``$XDG_CONFIG_HOME/kil
 ``KILO_CONFIG_DIR`` (an extra folder searched for ``plugins/``) and ``KILO_DB`` (the database:
 absolute, or relative to the data folder). Verified with @kilocode/cli 7.7.7.
 
+Kilo keeps OpenCode's plugin system and ``mcp`` block too, so the wiring is OpenCode's with Kilo's
+names: the capture plugin starts ``python -I -m funes_kilo.hook``.
+
 Standard library only (plus funes-opencode's, likewise): the hook imports this module on every turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
-from funes_core import Agent, Capabilities, Location
-from funes_opencode.agent import find_databases
+from funes_core import Agent, Capabilities
+from funes_opencode.agent import AGENT as OPENCODE
+from funes_opencode.agent import CAPTURE, find_databases, fork_locations
 
 __all__ = ["AGENT", "ENV_DB", "databases"]
 
@@ -27,14 +32,9 @@ AGENT = Agent(
     label="Kilo Code CLI",
     contract_version=2,  # the plugin contract this integration was written and checked for
     capabilities=Capabilities(discover=True, memory_binding=True),
-    locations=(
-        Location("config_base", ".config", env=("XDG_CONFIG_HOME",), holds="the XDG config folder"),
-        Location("config", "kilo", under="config_base", holds="Kilo's config folder"),
-        Location("config_file", "kilo.json", env=("KILO_CONFIG",), under="config", holds="mcp.funes"),
-        Location("plugin_home", "", env=("KILO_CONFIG_DIR",), under="config", holds="plugins/funes.js"),
-        Location("data_base", ".local/share", env=("XDG_DATA_HOME",), holds="the XDG data folder"),
-        Location("data", "kilo", under="data_base", holds="kilo*.db (the sessions)"),
-    ),
+    locations=fork_locations("kilo", "Kilo", "KILO"),
+    plugin_file=replace(CAPTURE, module="funes_kilo.hook"),
+    mcp=OPENCODE.mcp,
 )
 #: Names the session database (absolute, or relative to the data folder).
 ENV_DB = "KILO_DB"
