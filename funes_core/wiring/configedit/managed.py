@@ -40,6 +40,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from funes_core.files import missing_dirs
 from funes_core.host.api import (
     ConfigError,
     InstallContext,
@@ -310,7 +311,7 @@ class ManagedWiring:
                     plan.doc.delete()
                     _remove_empty_dirs(ledger.created_dirs(plan.doc.path))
                 else:
-                    plan.made_dirs = _missing_dirs(plan.doc.path.parent) if plan.before is None else []
+                    plan.made_dirs = missing_dirs(plan.doc.path.parent) if plan.before is None else []
                     plan.doc.write(plan.after)
                 done.append(plan)
         except (ConfigError, OSError) as exc:
@@ -400,15 +401,6 @@ def _has(data: Any, path: KeyPath) -> bool:
             return False
         data = data[step]
     return True
-
-
-def _missing_dirs(folder: Path) -> list[Path]:
-    """The folders that writing into ``folder`` will create, deepest first."""
-    missing: list[Path] = []
-    while not folder.exists() and folder.parent != folder:
-        missing.append(folder)
-        folder = folder.parent
-    return missing
 
 
 def _remove_empty_dirs(folders: Sequence[Path]) -> None:
