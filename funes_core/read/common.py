@@ -36,7 +36,7 @@ from funes_core.ingest.chunking import stitch
 from funes_core.safetext import one_line, shell_word, unescape
 
 if TYPE_CHECKING:
-    from funes_core.read.handle import Memory
+    from funes_core.read.handle import Memory, Readable
     from funes_core.store.base import Row, Store
 
 __all__ = [
@@ -190,6 +190,12 @@ class Verb(Generic[ArgsT]):
     cli_help: str
     #: The MCP tool description: for a model deciding when to call it.
     tool_help: str
+    #: Whether it reads several memories at once (``--memory local,team``); the others read one.
+    many: bool = False
+
+    def call(self, memory: Readable, args: ArgsT, *, as_json: bool = False) -> str:
+        """``run`` over what the face opened: a set of memories only for a verb that reads ``many``."""
+        return str(self.run(memory if self.many else memory.one(self.name), args, as_json=as_json))
 
 
 ResultT = TypeVar("ResultT")

@@ -38,9 +38,6 @@ READ_VERBS: tuple[Verb[Any], ...] = (
     sketch.VERB,
 )
 
-#: Verbs that read several memories at once (``--memory local,team``).
-MULTI_MEMORY_VERBS = frozenset({"recall"})
-
 MemoryOpt = Annotated[
     str | None,
     typer.Option(
@@ -105,7 +102,7 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
     words = {f.name for f in fields if f.param.words}
 
     def command(**kwargs: Any) -> None:
-        from funes_core.read.handle import MemorySet, MemoryUnavailableError, resolve_memories
+        from funes_core.read.handle import resolve_memories
 
         spec, as_json = kwargs.pop("memory"), kwargs.pop("as_json")
         no_service = kwargs.pop("no_service")
@@ -125,12 +122,8 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
 
             args = verb.args(**kwargs)
             memory = resolve_memories(spec)
-            if isinstance(memory, MemorySet) and verb.name not in MULTI_MEMORY_VERBS:
-                raise MemoryUnavailableError(
-                    f"{verb.name} reads one memory; name one (the → get line of a recall hit names it)"
-                )
             with measure(verb.name, face="cli"):
-                return verb.run(memory, args, as_json=as_json)
+                return verb.call(memory, args, as_json=as_json)
 
         _run(produce)
 
