@@ -26,7 +26,7 @@ from funes_core.faces.cli.fast import JSON_FLAG, MEMORY_FLAGS, NO_SERVICE_FLAG, 
 from funes_core.read import get, recall, scan, sessions, sketch, triggers
 from funes_core.read.common import ParamField, Verb, fields_of
 
-__all__ = ["READ_VERBS", "register"]
+__all__ = ["READ_VERBS", "MemoryOpt", "register"]
 
 #: The read verbs the CLI binds, in help order.
 READ_VERBS: tuple[Verb[Any], ...] = (
@@ -38,12 +38,14 @@ READ_VERBS: tuple[Verb[Any], ...] = (
     sketch.VERB,
 )
 
+#: ``--memory``/``-m``, declared once for every command that reads a memory (the read verbs,
+#: status, suggest, ask, export), so its spelling and help cannot drift between them.
 MemoryOpt = Annotated[
     str | None,
     typer.Option(
         *MEMORY_FLAGS,
         help="Memory to read: 'local' (default), a remote's name (funes remote list), a path to a "
-        "memory folder; recall also takes several, comma-separated (local,team), ranked as one list.",
+        "memory folder; recall and ask also take several, comma-separated (local,team), ranked as one list.",
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option(JSON_FLAG, help="Print one JSON document instead of the agent text.")]
