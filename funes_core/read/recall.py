@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Required, TypedDict, Unpack
 
 from funes_core.read.common import (
     AsOf,
@@ -118,6 +118,7 @@ __all__ = [
     "Profile",
     "RecallArgs",
     "RecallHit",
+    "RecallHow",
     "RecallParams",
     "RecallResult",
     "RerankCost",
@@ -330,15 +331,17 @@ def _cut(query: str) -> tuple[str, int]:
     return head, len(query) - len(head)
 
 
+class RecallHow(TypedDict, total=False):
+    """The keywords of :func:`recall` after its query and params, which :func:`recall_many` passes on."""
+
+    embed_query: Required[Callable[[str], Vector] | None]
+    now: datetime | None
+    reranker: Reranker | None
+    rerank_timeout: float
+
+
 def recall_many(
-    members: Sequence[tuple[str, Store]],
-    query: str,
-    params: RecallParams,
-    *,
-    embed_query: Callable[[str], Vector] | None,
-    now: datetime | None = None,
-    reranker: Reranker | None = None,
-    rerank_timeout: float = 5.0,
+    members: Sequence[tuple[str, Store]], query: str, params: RecallParams, **how: Unpack[RecallHow]
 ) -> RecallResult:
     """One recall over several memories, ranked as one list by :func:`recall` itself.
 
@@ -354,15 +357,7 @@ def recall_many(
     here, read back from the remote) counts once, from the memory listed first.
     """
     pool = Pool(members)
-    result = recall(
-        pool,
-        query,
-        params,
-        embed_query=embed_query,
-        now=now,
-        reranker=reranker,
-        rerank_timeout=rerank_timeout,
-    )
+    result = recall(pool, query, params, **how)
     hits = tuple(
         replace(hit, row=pool.rows[hit.row.id], memory=pool.origin[hit.row.id]) for hit in result.hits
     )
