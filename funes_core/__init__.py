@@ -2,7 +2,8 @@
 
 This package's top level is the public API for plugin authors: a plugin imports only what is
 listed in ``__all__`` here (the hook marker, the bases it subclasses, the identity and helpers it
-builds on, the config-file editors, the hook runtime, the turns model and its atomic writer).
+builds on, the config-file editors, the hook runtime, the turns model and its atomic writer, and
+:func:`lazy_exports`, the loader of this very list, for a plugin's own package).
 Everything else (``funes_core.<room>.<module>``) is internal and may move between releases; a
 lint rule (plugins/ruff.toml) refuses a plugin that imports it.
 
@@ -17,6 +18,7 @@ Where things live: docs/architecture.md.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from funes_core.version import __version__ as __version__
@@ -121,56 +123,71 @@ if TYPE_CHECKING:
     run_hook = main
     # isort: on
 
-#: name -> (module, attribute), read from the block above on the first look-up of a name.
-_WHERE: dict[str, tuple[str, str]] = {}
 
+def _declared(path: str) -> dict[str, tuple[str, str]]:
+    """``name -> (module, attribute)`` for what the ``if TYPE_CHECKING:`` block of ``path`` exports.
 
-def _where() -> dict[str, tuple[str, str]]:
-    """The ``if TYPE_CHECKING:`` block of this file as a table, so that no name is written twice.
-
-    Parsing this one small file costs about 2 ms (``ast`` and its parse), once per process, on
-    the first name a process asks for; a module holding the names as data instead would have to
-    repeat every one of them for the type checkers.
+    A name is exported when the block imports it ``as`` itself, or binds it by an assignment from
+    a name it imports (``alias = name``); the block is the one place the names are written.
+    Parsing one small file costs about 2 ms (``ast`` and its parse), once per process, on the
+    first name a process asks for.
     """
-    if not _WHERE:
-        import ast
+    import ast
 
-        with open(__file__, encoding="utf-8") as source:
-            tree = ast.parse(source.read())
-        [block] = [
-            node
-            for node in tree.body
-            if isinstance(node, ast.If)
-            and isinstance(node.test, ast.Name)
-            and node.test.id == "TYPE_CHECKING"
-        ]
-        imported: dict[str, tuple[str, str]] = {}
-        for node in block.body:
-            if isinstance(node, ast.ImportFrom) and node.module is not None:
-                for alias in node.names:
-                    imported[alias.asname or alias.name] = (node.module, alias.name)
-                    if alias.asname == alias.name:
-                        _WHERE[alias.name] = (node.module, alias.name)
-            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
-                for target in node.targets:
-                    assert isinstance(target, ast.Name)
-                    _WHERE[target.id] = imported[node.value.id]
-    return _WHERE
+    with open(path, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    [block] = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+    ]
+    imported: dict[str, tuple[str, str]] = {}
+    exported: dict[str, tuple[str, str]] = {}
+    for node in block.body:
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            for alias in node.names:
+                imported[alias.asname or alias.name] = (node.module, alias.name)
+                if alias.asname == alias.name:
+                    exported[alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            for target in node.targets:
+                assert isinstance(target, ast.Name)
+                exported[target.id] = imported[node.value.id]
+    return exported
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__all__":
-        value: Any = sorted([*_where(), "__version__"])
-    elif name in _where():
-        import importlib
+def lazy_exports(module: str, path: str, *own: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of a package whose public names load on first use (PEP 562).
 
-        module, attr = _WHERE[name]
-        value = getattr(importlib.import_module(module), attr)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # later look-ups skip this function
-    return value
+    Write ``__getattr__, __dir__ = lazy_exports(__name__, __file__)`` below an ``if TYPE_CHECKING:``
+    block that imports each public name ``as`` itself: type checkers read the block, and the
+    package reads the same lines back, so the names are written once and importing the package
+    costs nothing until a name is asked for. ``__all__`` is the block's names plus ``own``, the
+    public names the package defines itself. funes_core declares its API this way.
+    """
+    import sys
+
+    table: dict[str, tuple[str, str]] = {}
+
+    def getattr_(name: str) -> Any:
+        if not table:
+            table.update(_declared(path))
+        if name == "__all__":
+            value: Any = sorted([*table, *own])
+        elif name in table:
+            import importlib
+
+            where, attr = table[name]
+            value = getattr(importlib.import_module(where), attr)
+        else:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        vars(sys.modules[module])[name] = value  # later look-ups skip this function
+        return value
+
+    def dir_() -> list[str]:
+        return sorted({*vars(sys.modules[module]), *getattr_("__all__")})
+
+    return getattr_, dir_
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__getattr__("__all__")})
+__getattr__, __dir__ = lazy_exports(__name__, __file__, "__version__", "lazy_exports")
