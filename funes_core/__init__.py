@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     # isort: off
     from funes_core.files import (
         atomic_write_text as atomic_write_text,
+        missing_dirs as missing_dirs,
     )
     from funes_core.host.agent import (
         Agent as Agent,
