@@ -2,7 +2,8 @@
 
 This package's top level is the public API for plugin authors: a plugin imports only what is
 listed in ``__all__`` here (the hook marker, the bases it subclasses, the identity and helpers it
-builds on, the config-file editors, the hook runtime, the turns model and its atomic writer).
+builds on, the config-file editors, the hook runtime, the turns model and its atomic writer, and
+:func:`lazy_exports`, the loader of this very list, for a plugin's own package).
 Everything else (``funes_core.<room>.<module>``) is internal and may move between releases; a
 lint rule (plugins/ruff.toml) refuses a plugin that imports it.
 
@@ -17,279 +18,181 @@ Where things live: docs/architecture.md.
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from funes_core.version import DISTRIBUTION, KIT_DISTRIBUTION, __version__
+from funes_core.version import __version__ as __version__
 
+# The public API, declared once: type checkers read these imports (``X as X`` re-exports a name; an
+# assignment exports the name it binds), and at run time :func:`_where` reads the same lines back
+# from this file to load a name lazily.
 if TYPE_CHECKING:
+    # One import per module, each name ``as`` itself: the sorter would split them one a line.
+    # isort: off
     from funes_core.files import (
-        atomic_write_text,
+        atomic_write_text as atomic_write_text,
+        missing_dirs as missing_dirs,
     )
     from funes_core.host.agent import (
-        Agent,
-        Hooks,
-        Location,
-        McpServer,
-        PluginFile,
-        Resolved,
-        Slot,
+        Agent as Agent,
+        Hooks as Hooks,
+        Location as Location,
+        McpServer as McpServer,
+        PluginFile as PluginFile,
+        Resolved as Resolved,
+        Slot as Slot,
     )
     from funes_core.host.api import (
-        CONTRACT_VERSION,
-        Capabilities,
-        ConfigError,
-        Converter,
-        HookInstaller,
-        InstallContext,
-        IntegrationError,
-        IntegrationPart,
-        Outcome,
-        SessionRef,
-        SpoolWrite,
-        Status,
-        ToolRegistrar,
-        WiringState,
+        Capabilities as Capabilities,
+        ConfigError as ConfigError,
+        Converter as Converter,
+        HookInstaller as HookInstaller,
+        InstallContext as InstallContext,
+        IntegrationError as IntegrationError,
+        IntegrationPart as IntegrationPart,
+        Outcome as Outcome,
+        SessionRef as SessionRef,
+        SpoolWrite as SpoolWrite,
+        Status as Status,
+        ToolRegistrar as ToolRegistrar,
+        WiringState as WiringState,
     )
     from funes_core.host.hookspecs import (
-        hookimpl,
+        hookimpl as hookimpl,
     )
     from funes_core.host.registration import (
-        integration_hooks,
+        integration_hooks as integration_hooks,
     )
     from funes_core.host.transcripts import (
-        FunctionCall,
-        JsonLines,
-        Skipped,
-        clean_id,
-        clean_text,
-        compact_json,
-        export_problem,
-        function_call,
-        is_blank,
-        parse_ts,
-        read_json_array,
-        read_json_lines,
+        FunctionCall as FunctionCall,
+        JsonLines as JsonLines,
+        Skipped as Skipped,
+        clean_id as clean_id,
+        clean_text as clean_text,
+        compact_json as compact_json,
+        export_problem as export_problem,
+        function_call as function_call,
+        is_blank as is_blank,
+        parse_ts as parse_ts,
+        read_json_array as read_json_array,
+        read_json_lines as read_json_lines,
     )
     from funes_core.models.base import (
-        Embedder,
-        ModelError,
-        ModelInfo,
-        ModelUnavailableError,
-        Reranker,
-        UnknownModelError,
+        Embedder as Embedder,
+        ModelInfo as ModelInfo,
+        ModelUnavailableError as ModelUnavailableError,
+        Reranker as Reranker,
     )
     from funes_core.turns.format import (
-        Block,
-        Turn,
-        TurnsFormatError,
-        format_ts,
-        load_schema,
-        parse_line,
-        read_turns_file,
-        safe_id,
-        turns_to_jsonl,
-        write_turns_file,
+        Block as Block,
+        Turn as Turn,
+        TurnsFormatError as TurnsFormatError,
+        format_ts as format_ts,
+        parse_line as parse_line,
+        read_turns_file as read_turns_file,
+        safe_id as safe_id,
+        turns_to_jsonl as turns_to_jsonl,
+        write_turns_file as write_turns_file,
     )
     from funes_core.wiring.configedit.base import (
-        EditError,
-        Place,
+        EditError as EditError,
+        Place as Place,
     )
     from funes_core.wiring.configedit.json import (
-        JsonFormat,
-        append_item,
-        read_json_text,
-        remove_items,
-        remove_member,
-        set_member,
-        value_at,
-        write_json_text,
+        JsonFormat as JsonFormat,
+        read_json_text as read_json_text,
+        remove_items as remove_items,
+        value_at as value_at,
     )
     from funes_core.wiring.configedit.managed import (
-        ManagedEntry,
-        ManagedWiring,
-        runs_module,
+        ManagedEntry as ManagedEntry,
+        ManagedWiring as ManagedWiring,
+        runs_module as runs_module,
     )
     from funes_core.wiring.configedit.toml import (
-        TomlFormat,
+        TomlFormat as TomlFormat,
     )
     from funes_core.wiring.configedit.yaml import (
-        YamlFormat,
+        YamlFormat as YamlFormat,
     )
     from funes_core.wiring.declared import (
-        AgentHookInstaller,
-        AgentToolRegistrar,
+        AgentHookInstaller as AgentHookInstaller,
+        AgentToolRegistrar as AgentToolRegistrar,
     )
-    from funes_core.wiring.hookrt import Sources as HookSources
-    from funes_core.wiring.hookrt import main as run_hook
-    from funes_core.wiring.hookrt import spawn_detached
-    from funes_core.wiring.pluginfile import PluginFileInstaller
+    from funes_core.wiring.pluginfile import (
+        PluginFileInstaller as PluginFileInstaller,
+    )
+    from funes_core.wiring.hookrt import Sources, main
 
-_WHERE: dict[str, tuple[str, str]] = {
-    "atomic_write_text": ("funes_core.files", "atomic_write_text"),
-    "Agent": ("funes_core.host.agent", "Agent"),
-    "Hooks": ("funes_core.host.agent", "Hooks"),
-    "Location": ("funes_core.host.agent", "Location"),
-    "McpServer": ("funes_core.host.agent", "McpServer"),
-    "PluginFile": ("funes_core.host.agent", "PluginFile"),
-    "Slot": ("funes_core.host.agent", "Slot"),
-    "AgentHookInstaller": ("funes_core.wiring.declared", "AgentHookInstaller"),
-    "AgentToolRegistrar": ("funes_core.wiring.declared", "AgentToolRegistrar"),
-    "PluginFileInstaller": ("funes_core.wiring.pluginfile", "PluginFileInstaller"),
-    "Resolved": ("funes_core.host.agent", "Resolved"),
-    "CONTRACT_VERSION": ("funes_core.host.api", "CONTRACT_VERSION"),
-    "Capabilities": ("funes_core.host.api", "Capabilities"),
-    "ConfigError": ("funes_core.host.api", "ConfigError"),
-    "Converter": ("funes_core.host.api", "Converter"),
-    "HookInstaller": ("funes_core.host.api", "HookInstaller"),
-    "InstallContext": ("funes_core.host.api", "InstallContext"),
-    "IntegrationError": ("funes_core.host.api", "IntegrationError"),
-    "IntegrationPart": ("funes_core.host.api", "IntegrationPart"),
-    "Outcome": ("funes_core.host.api", "Outcome"),
-    "SessionRef": ("funes_core.host.api", "SessionRef"),
-    "SpoolWrite": ("funes_core.host.api", "SpoolWrite"),
-    "Status": ("funes_core.host.api", "Status"),
-    "ToolRegistrar": ("funes_core.host.api", "ToolRegistrar"),
-    "WiringState": ("funes_core.host.api", "WiringState"),
-    "spawn_detached": ("funes_core.wiring.hookrt", "spawn_detached"),
-    "EditError": ("funes_core.wiring.configedit.base", "EditError"),
-    "Place": ("funes_core.wiring.configedit.base", "Place"),
-    "JsonFormat": ("funes_core.wiring.configedit.json", "JsonFormat"),
-    "append_item": ("funes_core.wiring.configedit.json", "append_item"),
-    "read_json_text": ("funes_core.wiring.configedit.json", "read_json_text"),
-    "remove_items": ("funes_core.wiring.configedit.json", "remove_items"),
-    "remove_member": ("funes_core.wiring.configedit.json", "remove_member"),
-    "set_member": ("funes_core.wiring.configedit.json", "set_member"),
-    "value_at": ("funes_core.wiring.configedit.json", "value_at"),
-    "write_json_text": ("funes_core.wiring.configedit.json", "write_json_text"),
-    "ManagedEntry": ("funes_core.wiring.configedit.managed", "ManagedEntry"),
-    "ManagedWiring": ("funes_core.wiring.configedit.managed", "ManagedWiring"),
-    "runs_module": ("funes_core.wiring.configedit.managed", "runs_module"),
-    "TomlFormat": ("funes_core.wiring.configedit.toml", "TomlFormat"),
-    "YamlFormat": ("funes_core.wiring.configedit.yaml", "YamlFormat"),
-    "HookSources": ("funes_core.wiring.hookrt", "Sources"),
-    "run_hook": ("funes_core.wiring.hookrt", "main"),
-    "hookimpl": ("funes_core.host.hookspecs", "hookimpl"),
-    "integration_hooks": ("funes_core.host.registration", "integration_hooks"),
-    "JsonLines": ("funes_core.host.transcripts", "JsonLines"),
-    "Skipped": ("funes_core.host.transcripts", "Skipped"),
-    "clean_id": ("funes_core.host.transcripts", "clean_id"),
-    "clean_text": ("funes_core.host.transcripts", "clean_text"),
-    "compact_json": ("funes_core.host.transcripts", "compact_json"),
-    "FunctionCall": ("funes_core.host.transcripts", "FunctionCall"),
-    "function_call": ("funes_core.host.transcripts", "function_call"),
-    "is_blank": ("funes_core.host.transcripts", "is_blank"),
-    "parse_ts": ("funes_core.host.transcripts", "parse_ts"),
-    "read_json_lines": ("funes_core.host.transcripts", "read_json_lines"),
-    "read_json_array": ("funes_core.host.transcripts", "read_json_array"),
-    "export_problem": ("funes_core.host.transcripts", "export_problem"),
-    "Embedder": ("funes_core.models.base", "Embedder"),
-    "ModelError": ("funes_core.models.base", "ModelError"),
-    "ModelInfo": ("funes_core.models.base", "ModelInfo"),
-    "ModelUnavailableError": ("funes_core.models.base", "ModelUnavailableError"),
-    "Reranker": ("funes_core.models.base", "Reranker"),
-    "UnknownModelError": ("funes_core.models.base", "UnknownModelError"),
-    "Block": ("funes_core.turns.format", "Block"),
-    "Turn": ("funes_core.turns.format", "Turn"),
-    "TurnsFormatError": ("funes_core.turns.format", "TurnsFormatError"),
-    "format_ts": ("funes_core.turns.format", "format_ts"),
-    "load_schema": ("funes_core.turns.format", "load_schema"),
-    "parse_line": ("funes_core.turns.format", "parse_line"),
-    "read_turns_file": ("funes_core.turns.format", "read_turns_file"),
-    "safe_id": ("funes_core.turns.format", "safe_id"),
-    "turns_to_jsonl": ("funes_core.turns.format", "turns_to_jsonl"),
-    "write_turns_file": ("funes_core.turns.format", "write_turns_file"),
-}
-
-__all__ = [
-    "CONTRACT_VERSION",
-    "DISTRIBUTION",
-    "KIT_DISTRIBUTION",
-    "Agent",
-    "AgentHookInstaller",
-    "AgentToolRegistrar",
-    "Block",
-    "Capabilities",
-    "ConfigError",
-    "Converter",
-    "EditError",
-    "Embedder",
-    "FunctionCall",
-    "HookInstaller",
-    "HookSources",
-    "Hooks",
-    "InstallContext",
-    "IntegrationError",
-    "IntegrationPart",
-    "JsonFormat",
-    "JsonLines",
-    "Location",
-    "ManagedEntry",
-    "ManagedWiring",
-    "McpServer",
-    "ModelError",
-    "ModelInfo",
-    "ModelUnavailableError",
-    "Outcome",
-    "Place",
-    "PluginFile",
-    "PluginFileInstaller",
-    "Reranker",
-    "Resolved",
-    "SessionRef",
-    "Skipped",
-    "Slot",
-    "SpoolWrite",
-    "Status",
-    "TomlFormat",
-    "ToolRegistrar",
-    "Turn",
-    "TurnsFormatError",
-    "UnknownModelError",
-    "WiringState",
-    "YamlFormat",
-    "__version__",
-    "append_item",
-    "atomic_write_text",
-    "clean_id",
-    "clean_text",
-    "compact_json",
-    "export_problem",
-    "format_ts",
-    "function_call",
-    "hookimpl",
-    "integration_hooks",
-    "is_blank",
-    "load_schema",
-    "parse_line",
-    "parse_ts",
-    "read_json_array",
-    "read_json_lines",
-    "read_json_text",
-    "read_turns_file",
-    "remove_items",
-    "remove_member",
-    "run_hook",
-    "runs_module",
-    "safe_id",
-    "set_member",
-    "spawn_detached",
-    "turns_to_jsonl",
-    "value_at",
-    "write_json_text",
-    "write_turns_file",
-]
+    HookSources = Sources
+    run_hook = main
+    # isort: on
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        module, attr = _WHERE[name]
-        value: Any = getattr(importlib.import_module(module), attr)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # later look-ups skip this function
-    return value
+def _declared(path: str) -> dict[str, tuple[str, str]]:
+    """``name -> (module, attribute)`` for what the ``if TYPE_CHECKING:`` block of ``path`` exports.
+
+    A name is exported when the block imports it ``as`` itself, or binds it by an assignment from
+    a name it imports (``alias = name``); the block is the one place the names are written.
+    Parsing one small file costs about 2 ms (``ast`` and its parse), once per process, on the
+    first name a process asks for.
+    """
+    import ast
+
+    with open(path, encoding="utf-8") as source:
+        tree = ast.parse(source.read())
+    [block] = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+    ]
+    imported: dict[str, tuple[str, str]] = {}
+    exported: dict[str, tuple[str, str]] = {}
+    for node in block.body:
+        if isinstance(node, ast.ImportFrom) and node.module is not None:
+            for alias in node.names:
+                imported[alias.asname or alias.name] = (node.module, alias.name)
+                if alias.asname == alias.name:
+                    exported[alias.name] = (node.module, alias.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            for target in node.targets:
+                assert isinstance(target, ast.Name)
+                exported[target.id] = imported[node.value.id]
+    return exported
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+def lazy_exports(module: str, path: str, *own: str) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """The ``__getattr__`` and ``__dir__`` of a package whose public names load on first use (PEP 562).
+
+    Write ``__getattr__, __dir__ = lazy_exports(__name__, __file__)`` below an ``if TYPE_CHECKING:``
+    block that imports each public name ``as`` itself: type checkers read the block, and the
+    package reads the same lines back, so the names are written once and importing the package
+    costs nothing until a name is asked for. ``__all__`` is the block's names plus ``own``, the
+    public names the package defines itself. funes_core declares its API this way.
+    """
+    import sys
+
+    table: dict[str, tuple[str, str]] = {}
+
+    def getattr_(name: str) -> Any:
+        if not table:
+            table.update(_declared(path))
+        if name == "__all__":
+            value: Any = sorted([*table, *own])
+        elif name in table:
+            import importlib
+
+            where, attr = table[name]
+            value = getattr(importlib.import_module(where), attr)
+        else:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        vars(sys.modules[module])[name] = value  # later look-ups skip this function
+        return value
+
+    def dir_() -> list[str]:
+        return sorted({*vars(sys.modules[module]), *getattr_("__all__")})
+
+    return getattr_, dir_
+
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__, "__version__", "lazy_exports")

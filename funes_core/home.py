@@ -27,7 +27,7 @@ import stat
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -278,12 +278,7 @@ class RefusedFile:
     error: str
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "sig": self.sig,
-            "sha256": self.sha256,
-            "funes_version": self.funes_version,
-            "error": self.error,
-        }
+        return asdict(self)  # every field, in order: sig, sha256, funes_version, error
 
 
 @dataclass(slots=True)

@@ -264,6 +264,25 @@ def test_a_configured_reranker_reorders_a_deep_pool_and_records_its_cost(
     assert sum(w in top for w in ("postgres", "sqlite", "storage", "decision")) >= 2
 
 
+def test_a_recall_over_several_memories_is_reranked_like_one(
+    home: Home, tiny: FunesPluginManager, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    other = Home(tmp_path / "other-home")
+    monkeypatch.setenv("FUNES_HOME", str(other.root))
+    assert funes(tiny, "index", str(ONE_EXAMPLE), "--model", "funes-test/tiny-16")[0] == 0
+    monkeypatch.setenv("FUNES_HOME", str(home.root))
+    assert funes(tiny, "index", str(EXAMPLES), "--model", "funes-test/tiny-16")[0] == 0
+    monkeypatch.setenv("FUNES_RERANKER", "funes-test/overlap")
+    query = ("recall", "postgres sqlite storage decision", "-k", "3", "--json")
+    code, out, err = funes(tiny, *query, "--memory", f"local,{other.memory_dir}")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["rerank"]["model"] == "funes-test/overlap" and doc["rerank"]["applied"] is True
+    assert all(h["memory"] for h in doc["hits"])  # still one list over both, each hit naming its memory
+    alone = json.loads(funes(tiny, *query)[1])
+    assert [h["id"] for h in doc["hits"]] == [h["id"] for h in alone["hits"]]  # the other adds no new chunk
+
+
 def test_a_reranker_that_times_out_leaves_the_fused_order_and_a_note(
     home: Home, tiny: FunesPluginManager, monkeypatch: pytest.MonkeyPatch
 ) -> None:

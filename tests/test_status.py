@@ -159,3 +159,26 @@ def test_status_help_stays_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "HEAVY []" in out
+
+
+def test_status_of_an_opened_memory_reads_its_location_not_its_spec_again(
+    funes_home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from funes_core.read import status
+    from funes_core.read.handle import Memory
+    from funes_core.share import memory as memories
+
+    location = memories.resolve_memory(None, home=funes_home)
+    assert memories.resolve_memory(location, home=funes_home) is location
+    opened = Memory.resolve(None, home=funes_home)
+    given: list[object] = []
+    real = memories.resolve_memory
+
+    def spy(memory: object = None, **kwargs: object) -> memories.MemoryLocation:
+        given.append(memory)
+        return real(memory, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memories, "resolve_memory", spy)
+    text = status.run(opened, status.StatusArgs())
+    assert text.startswith(f"memory: {location.label}")
+    assert given and all(m is opened.location for m in given)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from funes_core.home import Home
-    from funes_core.read.handle import Memory, MemorySet
+    from funes_core.read.handle import Memory, MemorySet, Readable
 
 __all__ = ["INSTRUCTIONS", "LOOPBACK_HOSTS", "TOOLS", "BindError", "http_bind", "make_server", "serve"]
 
@@ -86,10 +86,11 @@ class _Memories:
         self._open: dict[str | None, Memory | MemorySet] = {} if cache is None else cache
         self.lock = lock if lock is not None else threading.RLock()
 
-    def get(self, spec: str | None, verb: str = "recall") -> Memory | MemorySet:
+    def get(self, spec: str | None, verb: str | None = None) -> Readable:
         """The memory a call names. An agent may name only ``local`` and configured remotes:
-        a path or URI it chose could read any folder, or reach any host, on the user's behalf."""
-        from funes_core.read.handle import MemorySet, MemoryUnavailableError, resolve_memories
+        a path or URI it chose could read any folder, or reach any host, on the user's behalf.
+        Given the ``verb`` of a tool that reads one memory, a set is refused (:meth:`Readable.one`)."""
+        from funes_core.read.handle import resolve_memories
 
         if spec not in (None, ""):
             assert spec is not None
@@ -98,11 +99,7 @@ class _Memories:
         if key not in self._open:
             self._open[key] = resolve_memories(key, home=self.home)
         memory = self._open[key]
-        if isinstance(memory, MemorySet) and verb != "recall":
-            raise MemoryUnavailableError(
-                f"{verb} reads one memory; name one (a recall hit's get line names it)"
-            )
-        return memory
+        return memory if verb is None else memory.one(verb)
 
 
 def check_agent_memory(spec: str, home: Home | None) -> None:
@@ -195,7 +192,7 @@ def tool_for(
 
         root = memories.home.root if memories.home is not None else None
         with measure(verb.name, face="mcp", root=root), memories.lock:
-            text = _call(lambda: verb.run(memories.get(spec, verb.name), verb.args(**kwargs)))
+            text = _call(lambda: verb.call(memories.get(spec), verb.args(**kwargs)))
         if service_note is not None and verb.name == "status":
             text += service_note()
         return text

@@ -32,6 +32,7 @@ __all__ = [
     "Embedder",
     "ModelError",
     "ModelInfo",
+    "ModelPlugin",
     "ModelUnavailableError",
     "Reranker",
     "UnknownModelError",
@@ -73,17 +74,12 @@ class ModelInfo:
     size_mb: float | None = None
 
 
-class Embedder(ABC):
-    """Turns text into L2-normalised float32 vectors of one model's dimension.
+class ModelPlugin(ABC):
+    """What an embedder and a reranker class share: the identity, the models, opening and checking.
 
-    Subclass it, list your models in :meth:`models`, and register the class with
-    ``funes_register_embedders``. funes builds an instance with :meth:`open` for the model the
-    memory uses; the instance must not load weights before the first embed call (the stamp is
-    checked first, so a mismatch is refused before paying for a model load).
-
-    Rules (checked by ``funes_contracts.EmbedderContract``): the same text always gives the same
-    vector; ``embed_documents`` of a batch equals embedding each text alone; every vector has
-    :attr:`dim` float32 components and unit length; ``stamp`` is ``(model, dim)``.
+    Either is registered by a plugin, listed by ``funes models`` and ``funes plugins``, built with
+    :meth:`open` for one of its :meth:`models` without loading weights, and asked to :meth:`check`
+    that the weights are there before funes writes or reads anything with it.
     """
 
     #: The class's id, ``[a-z0-9_-]+`` (``funes plugins`` lists it; two plugins may not share one).
@@ -93,19 +89,18 @@ class Embedder(ABC):
     #: The model contract this class was written for: :data:`MODEL_CONTRACT_VERSION`.
     contract_version: ClassVar[int] = 0
 
-    #: The model this instance embeds with (a name from :meth:`models`).
+    #: The model this instance works with (a name from :meth:`models`).
     model: str
-    #: Its vector dimension.
-    dim: int
 
     @classmethod
     @abstractmethod
     def models(cls) -> Sequence[ModelInfo]:
-        """The models this class can load. Called by ``funes models`` and when a name is resolved."""
+        """The models this class can load (a reranker's ``dim`` is 0). Called by ``funes models``
+        and when a name is resolved."""
 
     @classmethod
     def open(cls, model: str, *, cache_dir: Path) -> Self:
-        """An embedder for ``model`` (one of :meth:`models`), without loading it yet.
+        """An instance for ``model`` (one of :meth:`models`), without loading it yet.
 
         ``cache_dir`` is funes' cache folder (``$FUNES_HOME/cache``): keep anything you derive
         there. The default calls ``cls(model, cache_dir=cache_dir)``.
@@ -119,6 +114,23 @@ class Embedder(ABC):
         memory. The default does nothing (a model that ships with its package is always there).
         """
         return
+
+
+class Embedder(ModelPlugin):
+    """Turns text into L2-normalised float32 vectors of one model's dimension.
+
+    Subclass it, list your models in :meth:`models`, and register the class with
+    ``funes_register_embedders``. funes builds an instance with :meth:`open` for the model the
+    memory uses; the instance must not load weights before the first embed call (the stamp is
+    checked first, so a mismatch is refused before paying for a model load).
+
+    Rules (checked by ``funes_contracts.EmbedderContract``): the same text always gives the same
+    vector; ``embed_documents`` of a batch equals embedding each text alone; every vector has
+    :attr:`dim` float32 components and unit length; ``stamp`` is ``(model, dim)``.
+    """
+
+    #: Its vector dimension.
+    dim: int
 
     @property
     def stamp(self) -> ModelStamp:
@@ -136,7 +148,7 @@ class Embedder(ABC):
         """The vector of a search query (models that use a query prefix add it here)."""
 
 
-class Reranker(ABC):
+class Reranker(ModelPlugin):
     """Scores (query, passage) pairs with a cross-encoder, to reorder recall's best candidates.
 
     Off by default: a reranker runs only when the user names one (``FUNES_RERANKER``), and only
@@ -144,27 +156,6 @@ class Reranker(ABC):
     Rules (``funes_contracts.RerankerContract``): one score per passage, higher is more relevant,
     the same pair always gets the same score, whatever else is in the batch.
     """
-
-    id: ClassVar[str] = ""
-    label: ClassVar[str] = ""
-    contract_version: ClassVar[int] = 0
-
-    #: The model this instance scores with.
-    model: str
-
-    @classmethod
-    @abstractmethod
-    def models(cls) -> Sequence[ModelInfo]:
-        """The models this class can load (``dim`` is 0)."""
-
-    @classmethod
-    def open(cls, model: str, *, cache_dir: Path) -> Self:
-        """A reranker for ``model``, without loading it yet (default: ``cls(model, cache_dir=...)``)."""
-        return cls(model, cache_dir=cache_dir)  # type: ignore[call-arg]
-
-    def check(self) -> None:
-        """Raise :class:`ModelUnavailableError` if the weights are missing (cheap: no model load)."""
-        return
 
     @abstractmethod
     def score(self, query: str, passages: Sequence[str]) -> list[float]:

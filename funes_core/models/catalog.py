@@ -26,6 +26,7 @@ from funes_core.models.base import (
     MODEL_CONTRACT_VERSION,
     Embedder,
     ModelInfo,
+    ModelPlugin,
     ModelUnavailableError,
     Reranker,
     UnknownModelError,
@@ -123,23 +124,19 @@ class _Weights:
         return options
 
 
-class FastembedEmbedder(Embedder):
-    """Any text-embedding model of fastembed's catalogue whose weights are on this machine."""
+class _Catalogued(ModelPlugin):
+    """What both catalogue classes share: one model's weights, checked, loaded once under a lock."""
 
+    #: ``embedder`` or ``reranker``: which half of fastembed's catalogue the class reads.
+    kind: ClassVar[str]
     id: ClassVar[str] = "fastembed"
-    label: ClassVar[str] = "fastembed catalogue (weights fetched once with `funes models pull`)"
     contract_version: ClassVar[int] = MODEL_CONTRACT_VERSION
 
     def __init__(self, model: str, *, cache_dir: Path) -> None:
-        self._weights = _Weights("embedder", model, cache_dir)
+        self._weights = _Weights(self.kind, model, cache_dir)
         self.model = model
-        self.dim = int(self._weights.raw["dim"])
         self._model: Any = None
         self._lock = threading.Lock()
-
-    @classmethod
-    def models(cls) -> Sequence[ModelInfo]:
-        return [_describe(raw, int(raw["dim"])) for raw in _catalogue("embedder").values()]
 
     @classmethod
     def open(cls, model: str, *, cache_dir: Path) -> Self:
@@ -148,15 +145,37 @@ class FastembedEmbedder(Embedder):
     def check(self) -> None:
         self._weights.check()
 
+    def _fastembed_class(self) -> Any:
+        """fastembed's class for the model (imported only now: fastembed is heavy)."""
+        raise NotImplementedError
+
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
                 self.check()
-                from fastembed import TextEmbedding
-
-                threads = portable.usable_cores()
-                self._model = TextEmbedding(self.model, threads=threads, **self._weights.options())
+                made = self._fastembed_class()
+                self._model = made(self.model, threads=portable.usable_cores(), **self._weights.options())
             return self._model
+
+
+class FastembedEmbedder(_Catalogued, Embedder):
+    """Any text-embedding model of fastembed's catalogue whose weights are on this machine."""
+
+    kind: ClassVar[str] = "embedder"
+    label: ClassVar[str] = "fastembed catalogue (weights fetched once with `funes models pull`)"
+
+    def __init__(self, model: str, *, cache_dir: Path) -> None:
+        super().__init__(model, cache_dir=cache_dir)
+        self.dim = int(self._weights.raw["dim"])
+
+    @classmethod
+    def models(cls) -> Sequence[ModelInfo]:
+        return [_describe(raw, int(raw["dim"])) for raw in _catalogue("embedder").values()]
+
+    def _fastembed_class(self) -> Any:
+        from fastembed import TextEmbedding
+
+        return TextEmbedding
 
     def embed_documents(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
@@ -171,41 +190,25 @@ class FastembedEmbedder(Embedder):
         return vector
 
 
-class FastembedReranker(Reranker):
+class FastembedReranker(_Catalogued, Reranker):
     """Any cross-encoder of fastembed's catalogue whose weights are on this machine."""
 
-    id: ClassVar[str] = "fastembed"
+    kind: ClassVar[str] = "reranker"
     label: ClassVar[str] = "fastembed cross-encoders (weights fetched once with `funes models pull`)"
-    contract_version: ClassVar[int] = MODEL_CONTRACT_VERSION
-
-    def __init__(self, model: str, *, cache_dir: Path) -> None:
-        self._weights = _Weights("reranker", model, cache_dir)
-        self.model = model
-        self._model: Any = None
-        self._lock = threading.Lock()
 
     @classmethod
     def models(cls) -> Sequence[ModelInfo]:
         return [_describe(raw, 0) for raw in _catalogue("reranker").values()]
 
-    @classmethod
-    def open(cls, model: str, *, cache_dir: Path) -> Self:
-        return cls(model, cache_dir=cache_dir)
+    def _fastembed_class(self) -> Any:
+        from fastembed.rerank.cross_encoder import TextCrossEncoder
 
-    def check(self) -> None:
-        self._weights.check()
+        return TextCrossEncoder
 
     def score(self, query: str, passages: Sequence[str]) -> list[float]:
         if not passages:
             return []
-        with self._lock:
-            if self._model is None:
-                self.check()
-                from fastembed.rerank.cross_encoder import TextCrossEncoder
-
-                threads = portable.usable_cores()
-                self._model = TextCrossEncoder(self.model, threads=threads, **self._weights.options())
-        return [float(s) for s in self._model.rerank(query, list(passages), batch_size=8)]
+        return [float(s) for s in self._load().rerank(query, list(passages), batch_size=8)]
 
 
 def pull(kind: str, name: str, cache_dir: Path) -> Path:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated
 from funes_core.read.common import Param, VerbError
 
 if TYPE_CHECKING:
-    from funes_core.read.handle import Memory, MemorySet
+    from funes_core.read.handle import Readable
     from funes_core.read.recall import RecallResult
 
 __all__ = [
@@ -81,7 +81,7 @@ class Passages:
     notes: tuple[str, ...] = ()
 
 
-def passages(memory: Memory | MemorySet, args: AskArgs, *, now: datetime | None = None) -> Passages:
+def passages(memory: Readable, args: AskArgs, *, now: datetime | None = None) -> Passages:
     """Recall for the question; :class:`VerbError` (one line) when there is nothing to lend.
 
     ``memory`` is what ``--memory`` names, as for recall: the local memory, a remote, a folder, or

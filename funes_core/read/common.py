@@ -36,6 +36,7 @@ from funes_core.ingest.chunking import stitch
 from funes_core.safetext import one_line, shell_word, unescape
 
 if TYPE_CHECKING:
+    from funes_core.read.handle import Memory, Readable
     from funes_core.store.base import Row, Store
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "RepoFilter",
     "SessionId",
     "Since",
+    "StoreReading",
     "ToSeq",
     "TurnView",
     "Unit",
@@ -188,6 +190,40 @@ class Verb(Generic[ArgsT]):
     cli_help: str
     #: The MCP tool description: for a model deciding when to call it.
     tool_help: str
+    #: Whether it reads several memories at once (``--memory local,team``); the others read one.
+    many: bool = False
+
+    def call(self, memory: Readable, args: ArgsT, *, as_json: bool = False) -> str:
+        """``run`` over what the face opened: a set of memories only for a verb that reads ``many``."""
+        return str(self.run(memory if self.many else memory.one(self.name), args, as_json=as_json))
+
+
+ResultT = TypeVar("ResultT")
+
+
+@dataclass(frozen=True, slots=True)
+class StoreReading(Generic[ArgsT, ResultT]):
+    """A verb that reads one open store, as ``get``, ``sessions``, ``scan`` and ``sketch`` do.
+
+    Each of them is three steps: find its result in the store (``read``), then render it as the
+    agent text (``render``) or as the ``--json`` document (``to_json``), both told the memory's
+    label for their hints. Declaring the steps here gives every such verb the same two entry points,
+    so they cannot drift: :meth:`text` over a store already open (the tests, other faces) and
+    :meth:`run` over a :class:`~funes_core.read.handle.Memory` (the ``run`` of its :class:`Verb`).
+    """
+
+    read: Callable[[Store, str, ArgsT], ResultT]
+    render: Callable[[ResultT, str], str]
+    to_json: Callable[[ResultT, str], str]
+
+    def text(self, store: Store, label: str, args: ArgsT, *, as_json: bool = False) -> str:
+        """The verb over an open store: the agent text, or its ``--json`` document."""
+        result = self.read(store, label, args)
+        return self.to_json(result, label) if as_json else self.render(result, label)
+
+    def run(self, memory: Memory, args: ArgsT, *, as_json: bool = False) -> str:
+        """The verb over a memory, opened on this first use (``funes <verb>`` / the MCP tool)."""
+        return self.text(memory.store(), memory.label, args, as_json=as_json)
 
 
 #: Parameters several verbs share, declared here once.

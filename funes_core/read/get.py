@@ -16,6 +16,7 @@ from funes_core.read.common import (
     MAX_OUTPUT_CHARS,
     FromSeq,
     SessionId,
+    StoreReading,
     ToSeq,
     TurnView,
     Verb,
@@ -31,7 +32,6 @@ from funes_core.read.common import (
 from funes_core.safetext import one_line, passage
 
 if TYPE_CHECKING:
-    from funes_core.read.handle import Memory
     from funes_core.store.base import Store
 
 __all__ = [
@@ -158,16 +158,13 @@ def get_json(result: GetResult, label: str) -> str:
     return dump(doc)
 
 
-def text(store: Store, label: str, args: GetArgs, *, as_json: bool = False) -> str:
-    """The verb over an open store: the agent text, or its ``--json`` document."""
-    result = get_turns(store, label, args.session_id, seq_from=args.from_, seq_to=args.to)
-    return get_json(result, label) if as_json else format_get(result)
-
-
-def run(memory: Memory, args: GetArgs, *, as_json: bool = False) -> str:
-    """``funes get`` / the MCP ``get`` tool."""
-    return text(memory.store(), memory.label, args, as_json=as_json)
-
+#: ``text`` over an open store, ``run`` over a memory: the agent text or the ``--json`` document.
+STEPS: StoreReading[GetArgs, GetResult] = StoreReading(
+    lambda store, label, args: get_turns(store, label, args.session_id, seq_from=args.from_, seq_to=args.to),
+    lambda result, _label: format_get(result),
+    get_json,
+)
+text, run = STEPS.text, STEPS.run
 
 VERB = Verb(
     name="get",

@@ -8,6 +8,7 @@ needs them, never during the handshake.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -21,9 +22,10 @@ if TYPE_CHECKING:
     from funes_core.models.base import Reranker
     from funes_core.models.embed import Embedder
     from funes_core.models.vectors import Vector
+    from funes_core.share.remotes import Remote
     from funes_core.store.base import Store
 
-__all__ = ["Memory", "MemorySet", "MemoryUnavailableError", "count_tokens", "resolve_memories"]
+__all__ = ["Memory", "MemorySet", "MemoryUnavailableError", "Readable", "count_tokens", "resolve_memories"]
 
 
 class MemoryUnavailableError(RuntimeError):
@@ -56,8 +58,52 @@ def count_tokens(text: str) -> int:
     return len(_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
-class Memory:
+class Readable(ABC):
+    """What a read verb reads: one :class:`Memory`, or a :class:`MemorySet` read as one.
+
+    Both answer every question a verb asks (the store, the embedder, the reranker, the readable
+    members), so no verb or face tells them apart: a verb that reads one memory asks for it with
+    :meth:`one`, which refuses a set with one line; ``recall`` reads them all with :meth:`open`.
+    """
+
+    spec: str | None
+    label: str
+    home: Home
+    remote: Remote | None
+    #: Whether the hits name the memory each came from (several are read as one list).
+    pooled: bool
+
+    @abstractmethod
+    def store(self) -> Store:
+        """The store to read (of a set: its first readable member)."""
+
+    @abstractmethod
+    def embedder(self) -> Embedder:
+        """The embedder of the query (of a set: the lead's, whose model every member read shares)."""
+
+    @abstractmethod
+    def reranker(self) -> tuple[Reranker | None, str | None]:
+        """The configured reranker, or ``(None, note)`` when it cannot run (see :meth:`Memory.reranker`)."""
+
+    @abstractmethod
+    def open(self, notes: list[str]) -> list[tuple[str, Store]]:
+        """``(label, store)`` of every member that can be read; a note in ``notes`` for each left out."""
+
+    @abstractmethod
+    def one(self, verb: str) -> Memory:
+        """The one memory ``verb`` reads; a set is refused with one line naming the way out."""
+
+    def embed_query(self, text: str) -> Vector:
+        return self.embedder().embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return count_tokens(text)
+
+
+class Memory(Readable):
     """One memory to read: its label for hints, and its store and embedder, opened on first use."""
+
+    pooled = False
 
     def __init__(self, spec: str | None, home: Home) -> None:
         self.spec = spec
@@ -170,11 +216,11 @@ class Memory:
             raise MemoryUnavailableError(str(exc), label=self.label, failure=exc.failure.value) from None
         self._synced = time.monotonic()
 
-    def embed_query(self, text: str) -> Vector:
-        return self.embedder().embed_query(text)
+    def open(self, notes: list[str]) -> list[tuple[str, Store]]:
+        return [(self.label, self.store())]
 
-    def count_tokens(self, text: str) -> int:
-        return count_tokens(text)
+    def one(self, verb: str) -> Memory:
+        return self
 
 
 def _failure(exc: Exception) -> str | None:
@@ -182,7 +228,7 @@ def _failure(exc: Exception) -> str | None:
     return str(failure.value) if failure is not None else None
 
 
-class MemorySet:
+class MemorySet(Readable):
     """Several memories read as one (``--memory local,team``): ``recall`` ranks them as one list.
 
     A member that cannot be read (an offline remote, a missing one, wrong credentials) is left
@@ -190,8 +236,10 @@ class MemorySet:
     with every member's reason. The query is embedded once, with the model of the first member
     that answers (the *lead*); a member stamped with another model (each memory is read with its
     own, and plugins make several installable) is left out with a note too, since its vectors
-    cannot be compared with the lead's.
+    cannot be compared with the lead's. The reranker is the lead's (the setting is the home's).
     """
+
+    pooled = True
 
     def __init__(self, members: list[Memory]) -> None:
         self.members = members
@@ -211,11 +259,13 @@ class MemorySet:
     def embedder(self) -> Embedder:
         return self.lead().embedder()
 
-    def embed_query(self, text: str) -> Vector:
-        return self.lead().embed_query(text)
+    def reranker(self) -> tuple[Reranker | None, str | None]:
+        return self.lead().reranker()
 
-    def count_tokens(self, text: str) -> int:
-        return count_tokens(text)
+    def one(self, verb: str) -> Memory:
+        raise MemoryUnavailableError(
+            f"{verb} reads one memory; name one (the → get line of a recall hit names it)"
+        )
 
     def store(self) -> Store:
         """The first member that can be read (verbs that read one memory)."""

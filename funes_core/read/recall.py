@@ -37,7 +37,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Required, TypedDict, Unpack
 
 from funes_core.read.common import (
     AsOf,
@@ -93,7 +94,7 @@ from funes_core.read.when import query_window
 if TYPE_CHECKING:
     from funes_core.models.base import Reranker
     from funes_core.models.vectors import Vector
-    from funes_core.read.handle import Memory, MemorySet
+    from funes_core.read.handle import Readable
     from funes_core.store.base import Filters, Hit, Row, Store
 
 __all__ = [
@@ -117,6 +118,7 @@ __all__ = [
     "Profile",
     "RecallArgs",
     "RecallHit",
+    "RecallHow",
     "RecallParams",
     "RecallResult",
     "RerankCost",
@@ -329,29 +331,33 @@ def _cut(query: str) -> tuple[str, int]:
     return head, len(query) - len(head)
 
 
+class RecallHow(TypedDict, total=False):
+    """The keywords of :func:`recall` after its query and params, which :func:`recall_many` passes on."""
+
+    embed_query: Required[Callable[[str], Vector] | None]
+    now: datetime | None
+    reranker: Reranker | None
+    rerank_timeout: float
+
+
 def recall_many(
-    members: Sequence[tuple[str, Store]],
-    query: str,
-    params: RecallParams,
-    *,
-    embed_query: Callable[[str], Vector] | None,
-    now: datetime | None = None,
+    members: Sequence[tuple[str, Store]], query: str, params: RecallParams, **how: Unpack[RecallHow]
 ) -> RecallResult:
     """One recall over several memories, ranked as one list by :func:`recall` itself.
 
     The memories are searched as one store (:class:`Pool`), so everything :func:`recall` does
-    (both legs, the date-window legs, turn context, freshness, neighbours) applies across them
-    with no second code path to drift: with one memory and an empty one, the ranking is exactly
-    the one-memory ranking. The fusion, documented in docs/sharing.md: each leg's candidates from
-    every memory are **pooled first** (``candidates`` per memory), then the usual relative-score
-    fusion rescales each leg over the whole pool, so a memory's best BM25 match is not given 1.0
-    just because its memory is small. Cosine similarities are comparable across memories (one
+    (both legs, the date-window legs, the reranker, turn context, freshness, neighbours) applies
+    across them with no second code path to drift: with one memory and an empty one, the ranking
+    is exactly the one-memory ranking. The fusion, documented in docs/sharing.md: each leg's
+    candidates from every memory are **pooled first** (``candidates`` per memory), then the usual
+    relative-score fusion rescales each leg over the whole pool, so a memory's best BM25 match is
+    not given 1.0 just because its memory is small. Cosine similarities are comparable across memories (one
     model, checked by the stamp); BM25 scores carry each memory's own term statistics, which the
     pooled rescaling tempers but does not remove. A chunk held by several memories (pushed from
     here, read back from the remote) counts once, from the memory listed first.
     """
     pool = Pool(members)
-    result = recall(pool, query, params, embed_query=embed_query, now=now)
+    result = recall(pool, query, params, **how)
     hits = tuple(
         replace(hit, row=pool.rows[hit.row.id], memory=pool.origin[hit.row.id]) for hit in result.hits
     )
@@ -457,13 +463,13 @@ def make_filters(
 
 
 def search(
-    memory: Memory | MemorySet, args: RecallArgs, *, now: datetime | None = None
+    memory: Readable, args: RecallArgs, *, now: datetime | None = None
 ) -> tuple[RecallResult, list[str]]:
     """The recall ``args`` ask for, with the live triggers the query names (what :func:`run` renders).
 
     Also returns the notes about memories of a set that could not be read (printed before the hits).
     """
-    from funes_core.read.handle import MemorySet
+    from funes_core.models.registry import rerank_timeout
     from funes_core.read.triggers import fired
 
     as_of = parse_as_of(args.as_of, now or datetime.now(UTC))
@@ -500,24 +506,14 @@ def search(
     embed = memory.embed_query if Leg.VECTOR in args.legs else None
     unavailable: str | None = None
     try:
-        if isinstance(memory, MemorySet):
-            members = memory.open(notes)
-            store = members[0][1]
-            result = recall_many(members, args.query, params, embed_query=embed, now=now)
-        else:
-            from funes_core.models.registry import rerank_timeout
-
-            store = memory.store()
-            reranker, unavailable = memory.reranker()
-            result = recall(
-                store,
-                args.query,
-                params,
-                embed_query=embed,
-                now=now,
-                reranker=reranker,
-                rerank_timeout=rerank_timeout(),
-            )
+        members = memory.open(notes)
+        store = members[0][1]
+        reranker, unavailable = memory.reranker()
+        # A set's hits name their memory; the reranker (the lead's) orders a set's pool too.
+        rank = partial(recall_many, members) if memory.pooled else partial(recall, store)
+        result = rank(
+            args.query, params, embed_query=embed, now=now, reranker=reranker, rerank_timeout=rerank_timeout()
+        )
     except ValueError as exc:  # a query with nothing to search: a message, never a traceback
         raise VerbError(f"{exc}: say what to look for") from None
     as_of_note = (f"as of {as_of:%Y-%m-%d %H:%M:%S} UTC: passages of later days left out",) if as_of else ()
@@ -530,9 +526,7 @@ def search(
     return result, notes
 
 
-def run(
-    memory: Memory | MemorySet, args: RecallArgs, *, as_json: bool = False, now: datetime | None = None
-) -> str:
+def run(memory: Readable, args: RecallArgs, *, as_json: bool = False, now: datetime | None = None) -> str:
     """``funes recall`` / the MCP ``recall`` tool: search, trigger lines first, packed if asked.
 
     The figures of the run (hits shown, triggers fired, tokens against the budget) go to
@@ -569,6 +563,7 @@ VERB = Verb(
     name="recall",
     args=RecallArgs,
     run=run,
+    many=True,
     cli_help=RECALL_HELP,
     tool_help=(
         "Search the user's past coding sessions and return the best matching passages, verbatim, "

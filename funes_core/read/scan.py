@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 from funes_core.read.common import (
     FromSeq,
     Param,
+    StoreReading,
     ToSeq,
     Unit,
     Verb,
@@ -32,7 +33,6 @@ from funes_core.read.common import (
 from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
-    from funes_core.read.handle import Memory
     from funes_core.store.base import Store
 
 __all__ = [
@@ -352,16 +352,9 @@ def scan_json(result: ScanResult, label: str) -> str:
     return dump(doc)
 
 
-def text(store: Store, label: str, args: ScanArgs, *, as_json: bool = False) -> str:
-    """The verb over an open store: the agent text, or its ``--json`` document."""
-    result = scan_session(store, label, args)
-    return scan_json(result, label) if as_json else format_scan(result, label)
-
-
-def run(memory: Memory, args: ScanArgs, *, as_json: bool = False) -> str:
-    """``funes scan`` / the MCP ``scan`` tool."""
-    return text(memory.store(), memory.label, args, as_json=as_json)
-
+#: ``text`` over an open store, ``run`` over a memory: the agent text or the ``--json`` document.
+STEPS: StoreReading[ScanArgs, ScanResult] = StoreReading(scan_session, format_scan, scan_json)
+text, run = STEPS.text, STEPS.run
 
 VERB = Verb(
     name="scan",

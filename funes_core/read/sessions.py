@@ -17,6 +17,7 @@ from funes_core.read.common import (
     Param,
     RepoFilter,
     Since,
+    StoreReading,
     Until,
     Verb,
     VerbError,
@@ -29,7 +30,6 @@ from funes_core.read.common import (
 from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
-    from funes_core.read.handle import Memory
     from funes_core.store.base import Filters, Row, SessionFacet, Store
 
 __all__ = [
@@ -302,16 +302,11 @@ def sessions_json(result: SessionsResult, label: str) -> str:
     return dump(doc)
 
 
-def text(store: Store, label: str, args: SessionsArgs, *, as_json: bool = False) -> str:
-    """The verb over an open store: the agent text, or its ``--json`` document."""
-    result = list_sessions(store, args)
-    return sessions_json(result, label) if as_json else format_sessions(result, label)
-
-
-def run(memory: Memory, args: SessionsArgs, *, as_json: bool = False) -> str:
-    """``funes sessions`` / the MCP ``sessions`` tool."""
-    return text(memory.store(), memory.label, args, as_json=as_json)
-
+#: ``text`` over an open store, ``run`` over a memory: the agent text or the ``--json`` document.
+STEPS: StoreReading[SessionsArgs, SessionsResult] = StoreReading(
+    lambda store, _label, args: list_sessions(store, args), format_sessions, sessions_json
+)
+text, run = STEPS.text, STEPS.run
 
 VERB = Verb(
     name="sessions",

@@ -16,6 +16,7 @@ from funes_core.read.common import (
     FromSeq,
     Param,
     SessionId,
+    StoreReading,
     ToSeq,
     Unit,
     Verb,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from funes_core.models.vectors import Vector
-    from funes_core.read.handle import Memory
     from funes_core.store.base import Store
 
 __all__ = [
@@ -345,16 +345,9 @@ def sketch_json(result: SketchResult, label: str) -> str:
     return dump(doc)
 
 
-def text(store: Store, label: str, args: SketchArgs, *, as_json: bool = False) -> str:
-    """The verb over an open store: the agent text, or its ``--json`` document."""
-    result = sketch_session(store, label, args)
-    return sketch_json(result, label) if as_json else format_sketch(result, label)
-
-
-def run(memory: Memory, args: SketchArgs, *, as_json: bool = False) -> str:
-    """``funes sketch`` / the MCP ``sketch`` tool."""
-    return text(memory.store(), memory.label, args, as_json=as_json)
-
+#: ``text`` over an open store, ``run`` over a memory: the agent text or the ``--json`` document.
+STEPS: StoreReading[SketchArgs, SketchResult] = StoreReading(sketch_session, format_sketch, sketch_json)
+text, run = STEPS.text, STEPS.run
 
 VERB = Verb(
     name="sketch",

@@ -17,6 +17,7 @@ from funes_core.safetext import one_line
 
 if TYPE_CHECKING:
     from funes_core.read.handle import Memory
+    from funes_core.share.memory import MemoryLocation
 
 __all__ = [
     "STATUS_HELP",
@@ -302,7 +303,9 @@ def _since(stamp: str | None, now: datetime) -> float | None:
     return (now - began).total_seconds()
 
 
-def collect_status(memory: str | os.PathLike[str] | None = None, *, home: Home | None = None) -> StatusReport:
+def collect_status(
+    memory: str | os.PathLike[str] | MemoryLocation | None = None, *, home: Home | None = None
+) -> StatusReport:
     """Gather the status of a memory (default: ``$FUNES_HOME/memory``) without ever writing anything."""
     from funes_core.ingest.discovery import iter_spool_files
     from funes_core.models.embed import embedder_from_env
@@ -350,7 +353,7 @@ class StatusArgs:
 
 def run(memory: Memory, args: StatusArgs, *, as_json: bool = False) -> str:
     """The MCP ``status`` tool (and the text ``funes status`` prints): no update check, ever."""
-    report = collect_status(memory.spec, home=memory.home)
+    report = collect_status(memory.location or memory.spec, home=memory.home)
     if as_json:
         return dump(report.to_json())
     return report.render()

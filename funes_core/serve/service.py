@@ -465,11 +465,11 @@ class Service:
 
     def call(self, request: dict[str, Any]) -> dict[str, Any]:
         """Answer one CLI read: ``{"ok": true, "text": ...}`` or ``{"ok": false, "kind", "error"}``."""
-        from funes_core.faces.cli.read import MULTI_MEMORY_VERBS, READ_VERBS
+        from funes_core.faces.cli.read import READ_VERBS
         from funes_core.faces.mcp import release_memory
         from funes_core.models.vectors import ModelMismatchError
         from funes_core.read.common import VerbError
-        from funes_core.read.handle import MemorySet, MemoryUnavailableError
+        from funes_core.read.handle import MemoryUnavailableError
         from funes_core.telemetry import measure
 
         with self._state_lock:
@@ -488,13 +488,7 @@ class Service:
             return {"ok": False, "kind": "request", "error": f"unknown verb {name!r}"}
 
         def produce() -> str:
-            arguments = verb.args(**args)
-            memory = self._memory(spec)
-            if isinstance(memory, MemorySet) and verb.name not in MULTI_MEMORY_VERBS:
-                raise MemoryUnavailableError(
-                    f"{verb.name} reads one memory; name one (the → get line of a recall hit names it)"
-                )
-            return str(verb.run(memory, arguments, as_json=as_json))
+            return verb.call(self._memory(spec), verb.args(**args), as_json=as_json)
 
         known = (VerbError, MemoryUnavailableError, ModelMismatchError)
         try:

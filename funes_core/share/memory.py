@@ -65,14 +65,18 @@ def _exists(raw: str) -> bool:
 
 
 def resolve_memory(
-    memory: str | os.PathLike[str] | None = None, *, home: Home | None = None
+    memory: str | os.PathLike[str] | MemoryLocation | None = None, *, home: Home | None = None
 ) -> MemoryLocation:
     """Resolve one ``--memory`` value: ``None``/``local`` is ``$FUNES_HOME/memory``; a configured
-    remote's name is that remote; else a path (the memory folder or its ``chunks.lance``).
+    remote's name is that remote; else a path (the memory folder or its ``chunks.lance``). A
+    location already resolved comes back as it is, so a value is parsed once, however many openers
+    it passes through.
 
     A raw object-store URI is refused: remotes are named once with ``funes remote add`` (with
     their options), and an agent may only name what the user configured.
     """
+    if isinstance(memory, MemoryLocation):
+        return memory
     raw = os.fspath(memory) if memory is not None else None
     if raw is None or raw in ("", "local"):
         path = (home or Home.resolve()).memory_dir
@@ -127,7 +131,7 @@ def open_memory(
     A remote is read through its mirror (or in place, for a folder remote); everything else is a
     memory on this machine, opened by :func:`funes_core.store.open_store` with the same arguments.
     """
-    location = memory if isinstance(memory, MemoryLocation) else resolve_memory(memory, home=home)
+    location = resolve_memory(memory, home=home)
     if location.remote is not None:
         return _open_remote(location, home=home or Home.resolve(), expect=expect)
     return open_store(

@@ -50,8 +50,8 @@ def _version_callback(pm: FunesPluginManager) -> Callable[[bool], None]:
     def show(value: bool) -> None:
         if not value:
             return
-        from funes_core import DISTRIBUTION
         from funes_core.host.versions import component_versions
+        from funes_core.version import DISTRIBUTION
 
         found = [
             (p.name, p.dist, p.version, "" if p.status == "loaded" else p.status)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from funes_core.faces.cli.read import MemoryOpt
 from funes_core.read.ask import ASK_K
 
 if TYPE_CHECKING:
@@ -41,15 +42,7 @@ def register(app: typer.Typer, pm: FunesPluginManager) -> None:
         k: Annotated[
             int, typer.Option("-k", "--k", min=1, max=100, help="How many passages to put in the prompt.")
         ] = ASK_K,
-        memory: Annotated[
-            str | None,
-            typer.Option(
-                "--memory",
-                "-m",
-                help="Memory to read: 'local' (default), a remote's name (funes remote list), a path to "
-                "a memory folder, or several, comma-separated (local,team), ranked as one list.",
-            ),
-        ] = None,
+        memory: MemoryOpt = None,
         print_prompt: Annotated[
             bool, typer.Option("--print-prompt", help="Print the prompt and exit; run no agent.")
         ] = False,

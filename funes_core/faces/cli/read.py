@@ -26,7 +26,7 @@ from funes_core.faces.cli.fast import JSON_FLAG, MEMORY_FLAGS, NO_SERVICE_FLAG, 
 from funes_core.read import get, recall, scan, sessions, sketch, triggers
 from funes_core.read.common import ParamField, Verb, fields_of
 
-__all__ = ["READ_VERBS", "register"]
+__all__ = ["READ_VERBS", "MemoryOpt", "register"]
 
 #: The read verbs the CLI binds, in help order.
 READ_VERBS: tuple[Verb[Any], ...] = (
@@ -38,15 +38,14 @@ READ_VERBS: tuple[Verb[Any], ...] = (
     sketch.VERB,
 )
 
-#: Verbs that read several memories at once (``--memory local,team``).
-MULTI_MEMORY_VERBS = frozenset({"recall"})
-
+#: ``--memory``/``-m``, declared once for every command that reads a memory (the read verbs,
+#: status, suggest, ask, export), so its spelling and help cannot drift between them.
 MemoryOpt = Annotated[
     str | None,
     typer.Option(
         *MEMORY_FLAGS,
         help="Memory to read: 'local' (default), a remote's name (funes remote list), a path to a "
-        "memory folder; recall also takes several, comma-separated (local,team), ranked as one list.",
+        "memory folder; recall and ask also take several, comma-separated (local,team), ranked as one list.",
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option(JSON_FLAG, help="Print one JSON document instead of the agent text.")]
@@ -105,7 +104,7 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
     words = {f.name for f in fields if f.param.words}
 
     def command(**kwargs: Any) -> None:
-        from funes_core.read.handle import MemorySet, MemoryUnavailableError, resolve_memories
+        from funes_core.read.handle import resolve_memories
 
         spec, as_json = kwargs.pop("memory"), kwargs.pop("as_json")
         no_service = kwargs.pop("no_service")
@@ -125,12 +124,8 @@ def command_for(verb: Verb[Any]) -> Callable[..., None]:
 
             args = verb.args(**kwargs)
             memory = resolve_memories(spec)
-            if isinstance(memory, MemorySet) and verb.name not in MULTI_MEMORY_VERBS:
-                raise MemoryUnavailableError(
-                    f"{verb.name} reads one memory; name one (the → get line of a recall hit names it)"
-                )
             with measure(verb.name, face="cli"):
-                return verb.run(memory, args, as_json=as_json)
+                return verb.call(memory, args, as_json=as_json)
 
         _run(produce)
 

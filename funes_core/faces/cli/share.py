@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from funes_core.faces.cli.read import MemoryOpt
+
 if TYPE_CHECKING:
     from funes_core.home import Home
     from funes_core.share.push import Upkeep
@@ -266,9 +268,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         until: Annotated[str | None, typer.Option("--until", help="Up to this day (inclusive).")] = None,
         harness: Annotated[str | None, typer.Option("--harness", help="Only this agent's sessions.")] = None,
-        memory: Annotated[
-            str | None, typer.Option("--memory", "-m", help="A remote or memory folder instead of local.")
-        ] = None,
+        memory: MemoryOpt = None,
     ) -> None:
         _export(out, sessions=session or [], since=since, until=until, harness=harness, memory=memory)
 

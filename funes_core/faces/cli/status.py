@@ -14,8 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from funes_core.faces.cli.fast import JSON_FLAG, MEMORY_FLAGS, service_spec, status_output
-from funes_core.faces.cli.read import NoServiceOpt, via_service
+from funes_core.faces.cli.fast import JSON_FLAG, service_spec, status_output
+from funes_core.faces.cli.read import MemoryOpt, NoServiceOpt, via_service
 from funes_core.read.status import STATUS_HELP
 
 __all__ = ["register"]
@@ -25,13 +25,7 @@ def register(app: typer.Typer) -> None:
     @app.command("status", help=STATUS_HELP)
     def status(
         as_json: Annotated[bool, typer.Option(JSON_FLAG, help="Print one JSON object.")] = False,
-        memory: Annotated[
-            str | None,
-            typer.Option(
-                *MEMORY_FLAGS,
-                help="Memory to report on: 'local' (default), a remote's name, or a memory folder.",
-            ),
-        ] = None,
+        memory: MemoryOpt = None,
         no_service: NoServiceOpt = False,
     ) -> None:
         from funes_core.serve.client import service_line

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from funes_core.faces.cli.read import MemoryOpt
 from funes_core.read.suggest import DEFAULT_LIMIT
 
 __all__ = ["SUGGEST_HELP", "choose", "register"]
@@ -58,12 +59,7 @@ def register(app: typer.Typer) -> None:
         yes: Annotated[
             bool, typer.Option("--yes", "-y", help="With --apply: add them all, no question.")
         ] = False,
-        memory: Annotated[
-            str | None,
-            typer.Option(
-                "--memory", "-m", help="Memory to read: 'local' (default), or a path to a memory folder."
-            ),
-        ] = None,
+        memory: MemoryOpt = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     ) -> None:
         from funes_core.models.vectors import ModelMismatchError
