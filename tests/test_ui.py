@@ -235,6 +235,97 @@ def test_paging_scans_once_per_version_not_once_per_page(home: Home, monkeypatch
     assert store.scans == 2, "a new version is summarised again"
 
 
+class _ReadCountingStore:
+    """Counts the session listings and every other read a page can make (openings, whole sessions,
+    searches, scans), and says its data version, as LanceDB does."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.lists, self.reads = inner, 0, 0
+
+    def data_version(self) -> int:
+        return 1
+
+    def session_facets(self, filters: Any = None) -> Any:
+        self.lists += 1
+        return self.inner.session_facets(filters)
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.inner, name)
+        if name.startswith(("session_", "search", "scan", "vector", "text")) and callable(found):
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                self.reads += 1
+                return found(*args, **kwargs)
+
+            return counted
+        return found
+
+
+def _counted_memory(home: Home) -> tuple[Memory, _ReadCountingStore, Any]:
+    from funes_core.ingest.chunking import chunk_turn
+    from funes_core.models.embed import HashEmbedder
+    from funes_core.store.reference import MemoryStore
+
+    class Embedder(HashEmbedder):
+        queries = 0
+
+        def embed_query(self, text: str) -> Any:
+            self.queries += 1
+            return super().embed_query(text)
+
+    inner = MemoryStore("local")
+    for i in range(PAGE_SIZE + 3):
+        turns = session_turns(f"w-{i:04d}", 1 + i // 10, agent="claude", n=3)
+        inner.add([c.to_row() for t in turns for c in chunk_turn(t)[0]])
+    store = _ReadCountingStore(inner)
+    embedder = Embedder()
+    return Memory.of(store, embedder, home=home), store, embedder  # type: ignore[arg-type]
+
+
+def test_funes_ui_prints_its_address_only_once_the_first_page_and_search_are_warm(home: Home) -> None:
+    """The first visit after start must cost what a later one does (issue 24: < 500 ms at 100k):
+    the session list, the first page's openings and the query model are loaded before the
+    address is printed, not by the first request."""
+    from funes_core.faces.web.server import bind, serve
+
+    memory, store, embedder = _counted_memory(home)
+    seen: dict[str, int] = {}
+
+    class Printed(Exception):
+        pass
+
+    def ready(url: str) -> None:
+        seen.update(facets=store.lists, reads=store.reads, queries=embedder.queries)
+        raise Printed(url)
+
+    bound = bind(0)
+    try:
+        with pytest.raises(Printed):
+            serve(memory, bound, installed=[], on_ready=ready)
+    finally:
+        bound.sock.close()
+    assert seen["facets"] == 1, "the session list is summarised before the address is printed"
+    assert seen["queries"] == 1, "the query model has embedded a query before the address is printed"
+    assert seen["reads"] > 1, "the first page's openings and a search have been read"
+
+
+def test_after_the_warm_up_the_first_page_reads_nothing_and_search_embeds_only_its_query(home: Home) -> None:
+    memory, store, embedder = _counted_memory(home)
+    app = make_app(memory, token=TOKEN, hosts=["testserver"], installed=[], warm=True)
+    facets, reads, queries = store.lists, store.reads, embedder.queries
+    assert (facets, queries) == (1, 1)
+    c = TestClient(app)
+    page = c.get(f"/?token={TOKEN}")
+    assert page.status_code == 200 and "w-0022" in page.text
+    assert (store.lists, store.reads) == (facets, reads), "the first page is served from the warm-up"
+    hits = c.get("/search/hits", params={"q": "parser flush"})
+    assert hits.status_code == 200 and "w-00" in hits.text
+    assert embedder.queries == queries + 1, "one embedding: the query's own"
+    cold, cold_store, _ = _counted_memory(home)
+    make_app(cold, token=TOKEN, hosts=["testserver"], installed=[])
+    assert cold_store.lists == cold_store.reads == 0, "without warm nothing is read until a page asks"
+
+
 # -- reader, search, health ---------------------------------------------------------------------------
 
 

@@ -124,20 +124,6 @@ class Viewer:
 
         return self.memory.members[0] if isinstance(self.memory, MemorySet) else self.memory
 
-    def warm(self) -> None:
-        """Summarise the timeline's sessions ahead of the first visit (while the browser starts)."""
-        from funes_core.read.common import VerbError
-        from funes_core.read.handle import MemoryUnavailableError
-
-        with self.lock:
-            try:
-                memory = self.primary
-                store = memory.store()
-                found, _ = self.catalog.facets(store, memory.label, None, None)
-                self.catalog.summaries(store, memory.label, found[-PAGE_SIZE:])
-            except (VerbError, MemoryUnavailableError):
-                pass  # the page will say why
-
     def memory_for(self, spec: str | None) -> Memory | MemorySet:
         """The memory a page asks for (``--memory`` semantics), or the viewer's own."""
         spec = (spec or "").strip()
@@ -265,6 +251,7 @@ def search_page(viewer: Viewer, params: Mapping[str, str]) -> dict[str, Any]:
     args = RecallArgs(
         query=query,
         k=k,
+        neighbors=0,  # the hits show no neighbouring turns (the reader does): do not read them
         harness=form["agent"] or None,
         role=form["role"] or None,
         block_type=form["type"] or None,
@@ -286,7 +273,6 @@ def search_page(viewer: Viewer, params: Mapping[str, str]) -> dict[str, Any]:
                 "label": label,
                 "external": row.taint == "external",
                 "command": "funes " + get_ref(row.session_id, row.seq, label),
-                "neighbors": hit.neighbors,
             }
         )
     context.update(

@@ -2,7 +2,9 @@
 
 The socket is bound before the application is built, so the ``Host`` values the guard accepts
 name the real port, and before the browser is opened, so the browser's first request waits in
-the listen queue instead of failing.
+the listen queue instead of failing. The application is warmed (:func:`~funes_core.faces.web.app.warm_up`:
+the store, the session list, the query model) before the address is printed, so the first visit
+is as fast as a later one.
 """
 
 from __future__ import annotations
@@ -60,7 +62,10 @@ def serve(
     installed: Sequence[str] | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve the viewer of ``memory`` on ``bound`` until interrupted (Ctrl-C)."""
+    """Serve the viewer of ``memory`` on ``bound`` until interrupted (Ctrl-C).
+
+    ``on_ready`` gets the address once the viewer is warm, before the server runs.
+    """
     import uvicorn
 
     from funes_core.faces.web.app import make_app
