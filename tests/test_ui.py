@@ -326,6 +326,48 @@ def test_after_the_warm_up_the_first_page_reads_nothing_and_search_embeds_only_i
     assert cold_store.lists == cold_store.reads == 0, "without warm nothing is read until a page asks"
 
 
+def test_a_live_search_superseded_while_it_waited_is_dropped(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys faster than searches: the searches a page no longer wants answer 204 without searching,
+    the newest is answered, and another page's search is not touched."""
+    import threading
+    import time as clock
+
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    app = make_app(Memory.resolve(None, home=home), token=TOKEN, hosts=["testserver"], installed=[])
+    viewer = app.app.state.viewer  # type: ignore[attr-defined]
+    c = TestClient(app)
+    c.get(f"/?token={TOKEN}")
+    answers: dict[str, Any] = {}
+
+    def ask(name: str, query: str, tab: str) -> threading.Thread:
+        seen = dict(viewer.searches)
+        t = threading.Thread(
+            target=lambda: answers.update({name: c.get("/search/hits", params={"q": query, "tab": tab})})
+        )
+        t.start()
+        deadline = clock.monotonic() + 60
+        while viewer.searches.get(tab) == seen.get(tab):  # its ticket is taken: it waits for the lock
+            assert clock.monotonic() < deadline, f"{name} never arrived"
+            clock.sleep(0.01)
+        return t
+
+    with viewer.lock:  # a search in progress: the next ones wait
+        waiting = [
+            ask("old", "parser", "page-a"),
+            ask("other", "parser", "page-b"),
+            ask("new", "arm build", "page-a"),
+        ]
+    for t in waiting:
+        t.join(60)
+    assert answers["old"].status_code == 204 and answers["old"].text == "", "superseded: not searched"
+    assert answers["new"].status_code == 200 and "<mark>arm</mark>" in answers["new"].text
+    assert answers["other"].status_code == 200 and "<mark>parser</mark>" in answers["other"].text
+    assert c.get("/search/hits", params={"q": "parser"}).status_code == 200, "no page id: always answered"
+    assert viewer.ask("x" * 33) is None, "an overlong page id is not remembered"
+
+
 # -- reader, search, health ---------------------------------------------------------------------------
 
 

@@ -216,6 +216,11 @@ def test_search_as_you_type_then_follow_a_hit_to_its_turn(
         "results for the whole query, its words marked",
     )
     hits = css(driver, "#hits li.hit")
+    asked = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(r => r.name)"
+        ".filter(n => n.includes('/search/hits'));"
+    )
+    assert asked and all("tab=" in n for n in asked), "each live search names its page (superseding)"
     shoot(driver, artifacts, "search")
     link = hits[0].find_element("css selector", "a.follow")
     href = link.get_attribute("href")

@@ -68,13 +68,14 @@ def make_app(
         Route("/", _view(viewer, _sessions)),
         Route("/session", _view(viewer, _session)),
         Route("/search", _view(viewer, _search)),
-        Route("/search/hits", _view(viewer, _search_hits)),
+        Route("/search/hits", _view(viewer, _search_hits, live=True)),
         Route("/health", _view(viewer, _health)),
         Route("/health/owed", _view(viewer, _owed)),
         Route("/favicon.ico", _no_icon),
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(routes=routes)
+    app.state.viewer = viewer
     if warm:
         warm_up(viewer)
     return Guard(app, token=token, hosts=hosts, cookie=cookie)
@@ -101,16 +102,23 @@ def warm_up(viewer: pages.Viewer) -> None:
 _Handler = Callable[[pages.Viewer, Request], Response]
 
 
-def _view(viewer: pages.Viewer, handler: _Handler) -> Callable[[Request], Any]:
+def _view(viewer: pages.Viewer, handler: _Handler, *, live: bool = False) -> Callable[[Request], Any]:
     """A route running ``handler`` in a worker thread under the viewer's lock; a refusal of a read
-    verb (bad filter, unknown session, memory not readable) becomes its one line on an error page."""
+    verb (bad filter, unknown session, memory not readable) becomes its one line on an error page.
+
+    ``live``: the route answers searches as you type; one that a newer search of the same page
+    (its ``tab`` parameter) superseded while it waited for the lock answers 204 at once
+    (:meth:`~funes_core.faces.web.pages.Viewer.ask`).
+    """
     from starlette.concurrency import run_in_threadpool
 
-    def locked(request: Request) -> Response:
+    def locked(request: Request, ticket: tuple[str, int] | None) -> Response:
         from funes_core.read.common import VerbError
         from funes_core.read.handle import MemoryUnavailableError
 
         with viewer.lock:
+            if viewer.superseded(ticket):
+                return Response(status_code=204)
             try:
                 return handler(viewer, request)
             except (VerbError, MemoryUnavailableError) as exc:
@@ -120,7 +128,8 @@ def _view(viewer: pages.Viewer, handler: _Handler) -> Callable[[Request], Any]:
                 return HTMLResponse(page("error.html", message=str(exc), **_common(viewer, "")), status)
 
     async def endpoint(request: Request) -> Response:
-        return await run_in_threadpool(locked, request)
+        ticket = viewer.ask(request.query_params.get("tab")) if live else None
+        return await run_in_threadpool(locked, request, ticket)
 
     return endpoint
 
