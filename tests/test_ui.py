@@ -309,6 +309,37 @@ def test_funes_ui_prints_its_address_only_once_the_first_page_and_search_are_war
     assert seen["reads"] > 1, "the first page's openings and a search have been read"
 
 
+def test_the_viewers_connections_send_without_waiting_for_acks() -> None:
+    """Nagle off on every accepted connection: with it on, each answer's last write waited for
+    the browser's delayed ACK (~40 ms per page, fragment and static file)."""
+    import asyncio
+    import socket
+
+    from funes_core.faces.web.server import bind
+
+    bound = bind(0)
+
+    async def accept_one() -> int:
+        accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            accepted.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, sock=bound.sock)
+        async with server:
+            _, client = await asyncio.open_connection("127.0.0.1", bound.port)
+            nodelay = await asyncio.wait_for(accepted, 30)
+            client.close()
+        return nodelay
+
+    try:
+        assert asyncio.run(accept_one()) != 0
+    finally:
+        bound.sock.close()
+
+
 def test_after_the_warm_up_the_first_page_reads_nothing_and_search_embeds_only_its_query(home: Home) -> None:
     memory, store, embedder = _counted_memory(home)
     app = make_app(memory, token=TOKEN, hosts=["testserver"], installed=[], warm=True)
