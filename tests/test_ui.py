@@ -235,6 +235,170 @@ def test_paging_scans_once_per_version_not_once_per_page(home: Home, monkeypatch
     assert store.scans == 2, "a new version is summarised again"
 
 
+class _ReadCountingStore:
+    """Counts the session listings and every other read a page can make (openings, whole sessions,
+    searches, scans), and says its data version, as LanceDB does."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.lists, self.reads = inner, 0, 0
+
+    def data_version(self) -> int:
+        return 1
+
+    def session_facets(self, filters: Any = None) -> Any:
+        self.lists += 1
+        return self.inner.session_facets(filters)
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self.inner, name)
+        if name.startswith(("session_", "search", "scan", "vector", "text")) and callable(found):
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                self.reads += 1
+                return found(*args, **kwargs)
+
+            return counted
+        return found
+
+
+def _counted_memory(home: Home) -> tuple[Memory, _ReadCountingStore, Any]:
+    from funes_core.ingest.chunking import chunk_turn
+    from funes_core.models.embed import HashEmbedder
+    from funes_core.store.reference import MemoryStore
+
+    class Embedder(HashEmbedder):
+        queries = 0
+
+        def embed_query(self, text: str) -> Any:
+            self.queries += 1
+            return super().embed_query(text)
+
+    inner = MemoryStore("local")
+    for i in range(PAGE_SIZE + 3):
+        turns = session_turns(f"w-{i:04d}", 1 + i // 10, agent="claude", n=3)
+        inner.add([c.to_row() for t in turns for c in chunk_turn(t)[0]])
+    store = _ReadCountingStore(inner)
+    embedder = Embedder()
+    return Memory.of(store, embedder, home=home), store, embedder  # type: ignore[arg-type]
+
+
+def test_funes_ui_prints_its_address_only_once_the_first_page_and_search_are_warm(home: Home) -> None:
+    """The first visit after start must cost what a later one does (issue 24: < 500 ms at 100k):
+    the session list, the first page's openings and the query model are loaded before the
+    address is printed, not by the first request."""
+    from funes_core.faces.web.server import bind, serve
+
+    memory, store, embedder = _counted_memory(home)
+    seen: dict[str, int] = {}
+
+    class Printed(Exception):
+        pass
+
+    def ready(url: str) -> None:
+        seen.update(facets=store.lists, reads=store.reads, queries=embedder.queries)
+        raise Printed(url)
+
+    bound = bind(0)
+    try:
+        with pytest.raises(Printed):
+            serve(memory, bound, installed=[], on_ready=ready)
+    finally:
+        bound.sock.close()
+    assert seen["facets"] == 1, "the session list is summarised before the address is printed"
+    assert seen["queries"] == 1, "the query model has embedded a query before the address is printed"
+    assert seen["reads"] > 1, "the first page's openings and a search have been read"
+
+
+def test_the_viewers_connections_send_without_waiting_for_acks() -> None:
+    """Nagle off on every accepted connection: with it on, each answer's last write waited for
+    the browser's delayed ACK (~40 ms per page, fragment and static file)."""
+    import asyncio
+    import socket
+
+    from funes_core.faces.web.server import bind
+
+    bound = bind(0)
+
+    async def accept_one() -> int:
+        accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            accepted.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(on_connect, sock=bound.sock)
+        async with server:
+            _, client = await asyncio.open_connection("127.0.0.1", bound.port)
+            nodelay = await asyncio.wait_for(accepted, 30)
+            client.close()
+        return nodelay
+
+    try:
+        assert asyncio.run(accept_one()) != 0
+    finally:
+        bound.sock.close()
+
+
+def test_after_the_warm_up_the_first_page_reads_nothing_and_search_embeds_only_its_query(home: Home) -> None:
+    memory, store, embedder = _counted_memory(home)
+    app = make_app(memory, token=TOKEN, hosts=["testserver"], installed=[], warm=True)
+    facets, reads, queries = store.lists, store.reads, embedder.queries
+    assert (facets, queries) == (1, 1)
+    c = TestClient(app)
+    page = c.get(f"/?token={TOKEN}")
+    assert page.status_code == 200 and "w-0022" in page.text
+    assert (store.lists, store.reads) == (facets, reads), "the first page is served from the warm-up"
+    hits = c.get("/search/hits", params={"q": "parser flush"})
+    assert hits.status_code == 200 and "w-00" in hits.text
+    assert embedder.queries == queries + 1, "one embedding: the query's own"
+    cold, cold_store, _ = _counted_memory(home)
+    make_app(cold, token=TOKEN, hosts=["testserver"], installed=[])
+    assert cold_store.lists == cold_store.reads == 0, "without warm nothing is read until a page asks"
+
+
+def test_a_live_search_superseded_while_it_waited_is_dropped(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys faster than searches: the searches a page no longer wants answer 204 without searching,
+    the newest is answered, and another page's search is not touched."""
+    import threading
+    import time as clock
+
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    app = make_app(Memory.resolve(None, home=home), token=TOKEN, hosts=["testserver"], installed=[])
+    viewer = app.app.state.viewer  # type: ignore[attr-defined]
+    c = TestClient(app)
+    c.get(f"/?token={TOKEN}")
+    answers: dict[str, Any] = {}
+
+    def ask(name: str, query: str, tab: str) -> threading.Thread:
+        seen = dict(viewer.searches)
+        t = threading.Thread(
+            target=lambda: answers.update({name: c.get("/search/hits", params={"q": query, "tab": tab})})
+        )
+        t.start()
+        deadline = clock.monotonic() + 60
+        while viewer.searches.get(tab) == seen.get(tab):  # its ticket is taken: it waits for the lock
+            assert clock.monotonic() < deadline, f"{name} never arrived"
+            clock.sleep(0.01)
+        return t
+
+    with viewer.lock:  # a search in progress: the next ones wait
+        waiting = [
+            ask("old", "parser", "page-a"),
+            ask("other", "parser", "page-b"),
+            ask("new", "arm build", "page-a"),
+        ]
+    for t in waiting:
+        t.join(60)
+    assert answers["old"].status_code == 204 and answers["old"].text == "", "superseded: not searched"
+    assert answers["new"].status_code == 200 and "<mark>arm</mark>" in answers["new"].text
+    assert answers["other"].status_code == 200 and "<mark>parser</mark>" in answers["other"].text
+    assert c.get("/search/hits", params={"q": "parser"}).status_code == 200, "no page id: always answered"
+    assert viewer.ask("x" * 33) is None, "an overlong page id is not remembered"
+
+
 # -- reader, search, health ---------------------------------------------------------------------------
 
 
@@ -365,3 +529,193 @@ def test_health_plots_recalls_per_day_by_interface_and_latency(funes_home: Home)
     assert f"<title>{today} p50: 60 ms</title>" in html and f"<title>{today} p95: 900 ms</title>" in html
     (folder / "settings.json").write_text("not json")
     assert "usage figures unreadable" in c.get("/health").text
+
+
+# -- health: the worker, captures, remotes, triggers, charts -------------------------------------------
+
+
+def _viewer_client(home: Home, **kwargs: Any) -> TestClient:
+    c = TestClient(make_app(Memory.resolve(None, home=home), token=TOKEN, hosts=["testserver"], **kwargs))
+    assert c.get(f"/health?token={TOKEN}").status_code == 200
+    return c
+
+
+@pytest.fixture(scope="module")
+def owed_home(tmp_path_factory: pytest.TempPathFactory) -> Home:
+    """A memory whose embeddings are all owed (indexed with ``embed="none"``)."""
+    root = tmp_path_factory.mktemp("ui-owed")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FUNES_EMBEDDER", "hash")
+        mp.setenv("FUNES_HOME", str(root / "home"))
+        h = Home(root / "home")
+        write_corpus(root / "corpus", 2, hostile=False)
+        build(h, root / "corpus", embed=False)
+    return h
+
+
+def test_health_shows_the_workers_rate_and_finish_while_it_embeds_then_why_it_stopped(
+    owed_home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from funes_core import portable
+    from funes_core.ingest.worker import Progress, lock_path, progress_path
+
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    monkeypatch.setenv("FUNES_HOME", str(owed_home.root))
+    c = _viewer_client(owed_home, installed=[])
+    rate = 0.1  # vectors a second: slow enough that the finish is minutes away
+    started = datetime.now(UTC)
+    stamp = started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    Progress(state="running", pid=4242, started=stamp, rate=rate, commits=[(stamp, 1)]).save(
+        progress_path(owed_home)
+    )
+    fd = os.open(lock_path(owed_home), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        assert portable.try_lock(fd), "the test holds the worker's lock: a worker is alive"
+        html = c.get("/health").text
+        found = re.search(r'<b id="owed">(\d+)</b>', html)
+        assert found and int(found.group(1)) > 0
+        owed = int(found.group(1))
+        minutes = round(owed / rate / 60)
+        assert 1 <= minutes < 60
+        assert f"the background worker (pid 4242) is embedding 0.1/s, done in about {minutes} min" in html
+        eta = re.search(r"worker rate 0\.1/s, done around (\S+)</p>", html)
+        assert eta, "the rate and the expected finish are shown"
+        finish = datetime.strptime(eta.group(1), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        expected = started + timedelta(seconds=owed / rate)
+        assert timedelta(seconds=-2) <= finish - expected <= timedelta(seconds=60)
+        live = c.get("/health/owed").json()
+        assert live["owed"] == owed
+        assert live["summary"].startswith("the background worker (pid 4242) is embedding")
+    finally:
+        os.close(fd)  # the worker is gone
+    Progress(state="stopped", pid=4242, error="the model file is corrupt").save(progress_path(owed_home))
+    html = c.get("/health").text
+    assert "background embedding stopped: the model file is corrupt" in html
+    assert "worker rate" not in html, "a stopped worker has no rate to show"
+    assert (
+        c.get("/health/owed").json()["summary"] == "background embedding stopped: the model file is corrupt"
+    )
+
+
+def test_health_flags_an_installed_agent_silent_past_its_usual_gap(
+    home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    html = _viewer_client(home, installed=["claude", "pi"]).get("/health").text
+    # claude's sessions: days 1, 3, 5, 7, 9, 11 and 20 of March 2026; nothing since.
+    claude = re.search(
+        r'<tr class="warn"><td>claude <span class="badge">installed</span></td><td>7</td>'
+        r"<td>2026-03-20 09:02 UTC \(\d+ days ago\)</td>"
+        r"<td>⚠ nothing captured for \d+ days; usually every 9 days</td></tr>",
+        html,
+    )
+    assert claude, "an installed agent silent for months is flagged on the page"
+    assert '<tr class=""><td>codex</td><td>6</td>' in html, "codex is not installed here: no warning"
+    assert (
+        '<tr class="warn"><td>pi <span class="badge">installed</span></td><td>0</td><td>never</td>'
+        "<td>⚠ installed, but nothing captured yet</td></tr>"
+    ) in html
+
+
+def test_the_installed_integrations_are_those_install_recorded(tmp_path: Path) -> None:
+    from funes_core.faces.web.pages import installed_integrations
+
+    home = Home(tmp_path / "home")
+    assert installed_integrations(home) == [], "no integrations folder: none installed"
+    folder = home.root / "integrations"
+    folder.mkdir(parents=True)
+    for name in ("codex.json", "claude.json", "notes.txt"):
+        (folder / name).write_text("{}")
+    assert installed_integrations(home) == ["claude", "codex"]
+
+
+def test_health_lists_remotes_marks_external_ones_and_says_a_broken_file(funes_home: Home) -> None:
+    from funes_core.share.remotes import REMOTES_FILE, Remote, save_remotes
+
+    c = _viewer_client(funes_home)
+    assert "no remotes (<code>funes remote add NAME URI</code>)" in c.get("/health").text
+    vendor = Remote("vendor", "s3://vendor-bucket/memory", taint="external")
+    save_remotes(funes_home, [Remote("team", "/srv/team-memory"), vendor])
+    html = c.get("/health").text
+    assert "<li><b>team</b> /srv/team-memory</li>" in html
+    assert '<b>vendor</b> s3://vendor-bucket/memory <span class="badge external">external</span></li>' in html
+    assert "funes does not record when it last pushed" in html, "the page says what it cannot know"
+    (funes_home.root / REMOTES_FILE).write_text("remotes = [not toml")
+    broken = c.get("/health")
+    assert broken.status_code == 200 and '<p class="error">' in broken.text, "a broken file is one line"
+
+
+def test_health_lists_live_triggers_newest_first_escaped_and_not_forgotten_ones(
+    funes_home: Home, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from funes_core.faces.cli.app import make_app as cli_app
+
+    monkeypatch.setenv("FUNES_EMBEDDER", "hash")
+    runner = CliRunner()
+    for args in (
+        ["remember", "deploy", "--hint", "run make release <script>window.pwned=1</script>"],
+        ["remember", "flaky", "--hint", "retry test_sync once"],
+        ["remember", "oldname", "--hint", "was renamed"],
+        ["forget", "oldname"],
+    ):
+        result = runner.invoke(cli_app(), args)
+        assert result.exit_code == 0, result.output
+    c = _viewer_client(funes_home)
+    html = c.get("/health").text
+    _inert(html)
+    items = re.findall(r"<li><b>([^<]+)</b>: ([^<]*) <span", html)
+    assert items == [
+        ("flaky", "retry test_sync once"),
+        ("deploy", "run make release &lt;script&gt;window.pwned=1&lt;/script&gt;"),
+    ], "live triggers, newest first; a forgotten one is gone; the hint is text"
+    hits = c.get("/search/hits", params={"q": "how do I deploy"}).text
+    assert "trigger <b>deploy</b>: run make release &lt;script&gt;" in hits, "search fires it as recall does"
+
+
+def _recall_events(folder: Path, events: list[dict[str, Any]]) -> None:
+    import json
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+
+
+def test_health_charts_scale_bars_leave_failed_recalls_out_of_latency_and_say_when_empty(
+    funes_home: Home,
+) -> None:
+    import json
+    import time as clock
+
+    folder = funes_home.root / "stats"
+    now = clock.time()
+    today = clock.strftime("%Y-%m-%d", clock.gmtime(now))
+    c = _viewer_client(funes_home)
+    _recall_events(folder, [{"v": 1, "at": now - 86400 * 20, "kind": "recall", "face": "cli", "ms": 5.0}])
+    assert "no recall recorded in the last 14 days" in c.get("/health").text
+    _recall_events(
+        folder,
+        [
+            {"v": 1, "at": now, "kind": "recall", "face": "cli", "ms": 40.0, "ok": True},
+            {"v": 1, "at": now, "kind": "recall", "face": "cli", "ms": 60.0, "ok": True},
+            {"v": 1, "at": now, "kind": "recall", "face": "mcp", "ms": 9000.0, "ok": False},
+            {"v": 1, "at": now, "kind": "get", "face": "cli", "ms": 1.0, "ok": True},
+        ],
+    )
+    html = c.get("/health").text
+    heights = {
+        face: float(h)
+        for h, face in re.findall(
+            rf'<rect x="[\d.]+" y="[\d.]+" width="[\d.]+" height="([\d.]+)" '
+            rf'class="face-(\w+)"><title>{today} ',
+            html,
+        )
+    }
+    assert set(heights) == {"cli", "mcp"}, "one bar per interface; a get is not a recall"
+    assert heights["cli"] == pytest.approx(2 * heights["mcp"], abs=0.2), "bars scale with the count"
+    assert f"<title>{today} p95: 60 ms</title>" in html, "a failed recall counts, but not in latency"
+    assert "recalls per day by interface (3 in all; peak 3)" in html
+    (folder / "settings.json").write_text(json.dumps({"record": False, "queries": False}))
+    assert "recording is off (<code>funes stats --record on</code>)" in c.get("/health").text

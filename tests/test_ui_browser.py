@@ -216,6 +216,11 @@ def test_search_as_you_type_then_follow_a_hit_to_its_turn(
         "results for the whole query, its words marked",
     )
     hits = css(driver, "#hits li.hit")
+    asked = driver.execute_script(
+        "return performance.getEntriesByType('resource').map(r => r.name)"
+        ".filter(n => n.includes('/search/hits'));"
+    )
+    assert asked and all("tab=" in n for n in asked), "each live search names its page (superseding)"
     shoot(driver, artifacts, "search")
     link = hits[0].find_element("css selector", "a.follow")
     href = link.get_attribute("href")
@@ -243,6 +248,55 @@ def test_a_hostile_transcript_is_inert_in_the_reader_and_in_search(
     assert driver.execute_script("return window.pwned === undefined;")
     assert not css(driver, "main img, main iframe, main svg")
     shoot(driver, artifacts, "xss-search")
+
+
+#: Installed in every page before its own script (CDP), so that anything a passage made the browser
+#: try, and the CSP blocked, is counted: escaping should leave nothing to block at all.
+_WATCH_VIOLATIONS = (
+    "window.__violations = [];"
+    " document.addEventListener('securitypolicyviolation',"
+    " e => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));"
+)
+
+
+def test_markdown_image_tricks_stay_text_and_load_nothing(
+    driver: Any, viewer: Viewer, artifacts: Path
+) -> None:
+    """``![pic](javascript:…)``, a tracking image and ``<img onerror>`` in a session: shown as the
+    text they are on the timeline, in the reader and in search; no image element, no request for
+    the image, no ``javascript:`` link, nothing run, and nothing the CSP had to block."""
+    watch = driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": _WATCH_VIOLATIONS})
+    image = next(p for p in HOSTILE if p.startswith("!["))
+    try:
+        for path, ready, shot in (
+            ("/", "li.session", "xss-md-timeline"),
+            (f"/session?id={XSS_SESSION}", "article.turn", "xss-md-reader"),
+            ("/search?q=xsscheck+pic+track+onerror", "#hits li.hit", "xss-md-search"),
+        ):
+            driver.get(viewer.base + path)
+            wait_for(lambda r=ready: css(driver, r), f"{path} to render")
+            if path != "/":
+                text = driver.find_element("tag name", "main").text
+                assert image in text, f"{path}: the markdown image is shown as its own text"
+                assert "<img src=x onerror=" in text, f"{path}: the <img onerror> is shown as text"
+            state = driver.execute_script(
+                "return {pwned: window.pwned === undefined ? null : String(window.pwned),"
+                " images: document.images.length,"
+                " scriptLinks: [...document.querySelectorAll('[href], [src]')]"
+                ".map(e => e.getAttribute('href') || e.getAttribute('src'))"
+                ".filter(u => u.trim().toLowerCase().startsWith('javascript:')).length,"
+                " fetched: performance.getEntriesByType('resource').map(r => r.name)"
+                ".filter(n => n.includes('pixel.png') || n.includes(':9/')),"
+                " violations: window.__violations};"
+            )
+            assert state == {"pwned": None, "images": 0, "scriptLinks": 0, "fetched": [], "violations": []}, (
+                f"{path}: {state}"
+            )
+            shoot(driver, artifacts, shot)
+    finally:
+        driver.execute_cdp_cmd(
+            "Page.removeScriptToEvaluateOnNewDocument", {"identifier": watch["identifier"]}
+        )
 
 
 def test_owed_embeddings_drop_while_the_worker_runs(

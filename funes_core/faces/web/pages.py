@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -42,6 +42,9 @@ PAGE_SIZE = DEFAULT_LIMIT
 SEARCH_K = 20
 #: A turn higher than any real one: the reader reads a whole session.
 _LAST_SEQ = 2**62
+#: Pages whose newest live search is remembered, and the longest page id taken (see :meth:`Viewer.ask`).
+_TABS = 64
+_TAB_CHARS = 32
 
 
 @dataclass(slots=True)
@@ -115,7 +118,31 @@ class Viewer:
     installed: tuple[str, ...] = ()
     catalog: SessionCatalog = field(default_factory=SessionCatalog)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: The newest live search of each page (its ``tab`` id): see :meth:`ask`.
+    searches: dict[str, int] = field(default_factory=dict)
+    _asked: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _opened: dict[str, Memory | MemorySet] = field(default_factory=dict)
+
+    def ask(self, tab: str | None) -> tuple[str, int] | None:
+        """A ticket for a live search from the page ``tab`` (a random id the page makes), taken
+        as the request arrives; a newer ticket of the same page supersedes it.
+
+        Why: the search page asks as you type. Each search waits for the lock, so keys coming
+        faster than searches answer would queue searches whose answers the page no longer
+        wants, and the one it wants would come last. :meth:`superseded` lets those be dropped.
+        """
+        if not tab or len(tab) > _TAB_CHARS:
+            return None
+        ticket = next(self._asked)
+        self.searches.pop(tab, None)
+        self.searches[tab] = ticket
+        while len(self.searches) > _TABS:
+            del self.searches[next(iter(self.searches))]
+        return tab, ticket
+
+    def superseded(self, ticket: tuple[str, int] | None) -> bool:
+        """Whether a newer search from the same page came since ``ticket`` was taken."""
+        return ticket is not None and self.searches.get(ticket[0], ticket[1]) != ticket[1]
 
     @property
     def primary(self) -> Memory:
@@ -123,20 +150,6 @@ class Viewer:
         from funes_core.read.handle import MemorySet
 
         return self.memory.members[0] if isinstance(self.memory, MemorySet) else self.memory
-
-    def warm(self) -> None:
-        """Summarise the timeline's sessions ahead of the first visit (while the browser starts)."""
-        from funes_core.read.common import VerbError
-        from funes_core.read.handle import MemoryUnavailableError
-
-        with self.lock:
-            try:
-                memory = self.primary
-                store = memory.store()
-                found, _ = self.catalog.facets(store, memory.label, None, None)
-                self.catalog.summaries(store, memory.label, found[-PAGE_SIZE:])
-            except (VerbError, MemoryUnavailableError):
-                pass  # the page will say why
 
     def memory_for(self, spec: str | None) -> Memory | MemorySet:
         """The memory a page asks for (``--memory`` semantics), or the viewer's own."""
@@ -265,6 +278,7 @@ def search_page(viewer: Viewer, params: Mapping[str, str]) -> dict[str, Any]:
     args = RecallArgs(
         query=query,
         k=k,
+        neighbors=0,  # the hits show no neighbouring turns (the reader does): do not read them
         harness=form["agent"] or None,
         role=form["role"] or None,
         block_type=form["type"] or None,
@@ -286,7 +300,6 @@ def search_page(viewer: Viewer, params: Mapping[str, str]) -> dict[str, Any]:
                 "label": label,
                 "external": row.taint == "external",
                 "command": "funes " + get_ref(row.session_id, row.seq, label),
-                "neighbors": hit.neighbors,
             }
         )
     context.update(
