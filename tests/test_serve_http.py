@@ -135,10 +135,13 @@ def test_a_bind_others_can_reach_is_refused_without_tokens(funes_home: Home, bin
         (["--http", "127.0.0.1:8080", "--memory", "local"], "serves a remote"),
         (["--http", "127.0.0.1:8080", "--memory", "nosuch"], "unknown memory"),
         (["--http", "127.0.0.1:8080", "--memory", "x", "--refresh", "0"], "above 0"),
+        (["--http", "0.0.0.0:8080", "--memory", "x", "--tokens", "{tokens}"], "needs --allow-host"),
     ],
 )
 def test_bad_team_mode_arguments_are_one_line(funes_home: Home, args: list[str], fragment: str) -> None:
-    code, _, err = _cli("serve", *args)
+    tokens = funes_home.root.parent / "tokens.json"
+    add_token(tokens, "alice")
+    code, _, err = _cli("serve", *[a.replace("{tokens}", str(tokens)) for a in args])
     assert code == 2 and fragment in err and err.count("\n") == 1, err
 
 

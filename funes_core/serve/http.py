@@ -164,6 +164,11 @@ def plan(options: HttpOptions, home: Home) -> Plan:
                 f"make one with `funes serve token add NAME` (tokens file {options.tokens})"
             )
         table = None
+    if host in ("0.0.0.0", "::") and not options.allow_hosts:
+        raise HttpSetupError(
+            f"--http {options.bind[:60]}: a bind on every address needs --allow-host NAME, the name "
+            "clients reach it by (checked against Host, against DNS rebinding)"
+        )
     try:
         location = resolve_memory(options.memory, home=home)
     except (UnknownMemoryError, RemoteConfigError) as exc:
