@@ -579,7 +579,8 @@ class HttpService:
             return 503, {"error": unicode_text(str(exc))}
         except Exception as exc:  # isolation boundary: one request's failure, the service goes on
             self.log(f"{verb.name} failed: {type(exc).__name__}: {exc}")
-            self.cache.pop(self.name, None)  # reopened by the next request
+            with self.lock:
+                self.cache.pop(self.name, None)  # reopened by the next request
             return 500, {"error": f"{verb.name} failed ({type(exc).__name__}); see the service log"}
         finally:
             release_memory()
