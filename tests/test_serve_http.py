@@ -322,6 +322,22 @@ def test_missing_and_unknown_tokens_are_401_and_a_revoked_one_403(served: Served
 
 
 @slow
+def test_a_token_revoked_while_the_replica_runs_is_refused_without_a_restart(served: Served) -> None:
+    env = {"FUNES_HOME": str(served.replica.home)}
+    code, token, err = _cli("serve", "token", "add", "carol", env=env)
+    assert code == 0, err
+    deadline = time.monotonic() + 10  # the replica looks at the file at most once a second
+    while served.post("/v1/sessions", {}, token=token.strip()).status_code != 200:
+        assert time.monotonic() < deadline, "a token added while it runs was never accepted"
+        time.sleep(0.3)
+    assert _cli("serve", "token", "revoke", "carol", env=env)[0] == 0
+    while (status := served.post("/v1/sessions", {}, token=token.strip()).status_code) == 200:
+        assert time.monotonic() < deadline + 10, "a revoked token was still served"
+        time.sleep(0.3)
+    assert status == 403
+
+
+@slow
 def test_forbidden_actions_are_403(served: Served) -> None:
     assert served.post("/v1/push", {}).status_code == 403
     assert served.post("/v1/scrub", {}).status_code == 403
