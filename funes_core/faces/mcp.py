@@ -33,7 +33,17 @@ if TYPE_CHECKING:
     from funes_core.home import Home
     from funes_core.read.handle import Memory, MemorySet, Readable
 
-__all__ = ["INSTRUCTIONS", "LOOPBACK_HOSTS", "TOOLS", "BindError", "http_bind", "make_server", "serve"]
+__all__ = [
+    "INSTRUCTIONS",
+    "LOOPBACK_HOSTS",
+    "TOOLS",
+    "BindError",
+    "http_bind",
+    "is_loopback",
+    "make_server",
+    "parse_bind",
+    "serve",
+]
 
 #: The read verbs served as tools, in ``tools/list`` order.
 TOOLS: tuple[Verb[Any], ...] = (
@@ -80,9 +90,11 @@ class _Memories:
         home: Home | None,
         cache: dict[str | None, Memory | MemorySet] | None = None,
         lock: threading.RLock | None = None,
+        only: str | None = None,
     ) -> None:
         self.default_spec = default_spec
         self.home = home
+        self.only = only
         self._open: dict[str | None, Memory | MemorySet] = {} if cache is None else cache
         self.lock = lock if lock is not None else threading.RLock()
 
@@ -92,6 +104,8 @@ class _Memories:
         Given the ``verb`` of a tool that reads one memory, a set is refused (:meth:`Readable.one`)."""
         from funes_core.read.handle import resolve_memories
 
+        if spec not in (None, "") and self.only is not None and spec != self.only:
+            raise MemoryUnavailableError(f"this server serves memory {self.only!r} only")
         if spec not in (None, ""):
             assert spec is not None
             check_agent_memory(spec, self.home)
@@ -253,18 +267,20 @@ def make_server(
     cache: dict[str | None, Memory | MemorySet] | None = None,
     lock: threading.RLock | None = None,
     service_note: Callable[[], str] | None = None,
+    only: str | None = None,
 ) -> MCPServer[Any]:
     """Build the server. ``memory`` is the server's memory spec (``None`` = the default local one).
 
     The memory service builds one per MCP session over its shared ``cache`` and ``lock``;
     ``service_note`` is appended to the ``status`` tool's text (who served it: the service, or
-    this process and why).
+    this process and why). ``only`` names the one memory a call may name (team mode serves one
+    remote to other people: they must not reach this machine's local memory or other remotes).
     """
     lean_malloc()
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
-    memories = _Memories(memory, home, cache, lock)
+    memories = _Memories(memory, home, cache, lock, only)
     server: MCPServer[Any] = MCPServer(name="funes", version=__version__, instructions=INSTRUCTIONS)
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     for verb in TOOLS:
@@ -294,6 +310,60 @@ class BindError(ValueError):
     """A ``--bind`` address the HTTP transport refuses; ``str()`` is the one line to print."""
 
 
+def parse_bind(bind: str, flag: str = "--bind", *, loopback_only: bool = True) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as a host and a port; :class:`BindError` names ``flag``.
+
+    With ``loopback_only`` (``funes mcp``), a host that is not one of :data:`LOOPBACK_HOSTS` is
+    refused. Otherwise (``funes serve --http``, which has tokens) the host is an IP address or a
+    DNS name; whether it may be used without tokens is the caller's rule.
+    """
+    from funes_core.safetext import one_line, shorten
+
+    shown = shorten(one_line(bind), 60)
+    m = _BIND.fullmatch(bind)
+    host = (m["v6"] if m["v6"] is not None else m["host"]) if m else None
+    if loopback_only and (host is None or host not in LOOPBACK_HOSTS):
+        raise BindError(
+            f"{flag} {shown}: not a loopback address; the HTTP transport has no authentication, so it "
+            "listens only on 127.0.0.1, [::1] or localhost"
+        )
+    if host is None or not _bindable(host, v6=m is not None and m["v6"] is not None):
+        raise BindError(f"{flag} {shown}: not an IP address or a host name")
+    assert m is not None
+    raw_port = m["port"] if m["port"] is not None else "1942"
+    if not (raw_port.isascii() and raw_port.isdigit() and 1 <= int(raw_port) <= 65535):
+        raise BindError(f"{flag} {shown}: the port must be a number from 1 to 65535")
+    return host, int(raw_port)
+
+
+_HOSTNAME = re.compile(
+    r"(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*"
+)
+
+
+def _bindable(host: str, *, v6: bool) -> bool:
+    """An IP address (IPv6 only in brackets) or a DNS name."""
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return not v6 and _HOSTNAME.fullmatch(host) is not None
+    return (address.version == 6) == v6
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the server on this machine (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def http_bind(bind: str) -> tuple[str, int, Any]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as the host, port and transport security to serve with.
 
@@ -304,21 +374,7 @@ def http_bind(bind: str) -> tuple[str, int, Any]:
     """
     from mcp.server.transport_security import TransportSecuritySettings
 
-    from funes_core.safetext import one_line, shorten
-
-    shown = shorten(one_line(bind), 60)
-    m = _BIND.fullmatch(bind)
-    host = (m["v6"] if m["v6"] is not None else m["host"]) if m else None
-    if host is None or host not in LOOPBACK_HOSTS:
-        raise BindError(
-            f"--bind {shown}: not a loopback address; the HTTP transport has no authentication, so it "
-            "listens only on 127.0.0.1, [::1] or localhost"
-        )
-    assert m is not None
-    raw_port = m["port"] if m["port"] is not None else "1942"
-    if not (raw_port.isascii() and raw_port.isdigit() and 1 <= int(raw_port) <= 65535):
-        raise BindError(f"--bind {shown}: the port must be a number from 1 to 65535")
-    port = int(raw_port)
+    host, port = parse_bind(bind)
     names = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
