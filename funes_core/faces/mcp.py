@@ -102,7 +102,7 @@ class _Memories:
         """The memory a call names. An agent may name only ``local`` and configured remotes:
         a path or URI it chose could read any folder, or reach any host, on the user's behalf.
         Given the ``verb`` of a tool that reads one memory, a set is refused (:meth:`Readable.one`)."""
-        from funes_core.read.handle import resolve_memories
+        from funes_core.read.handle import MemoryUnavailableError, resolve_memories
 
         if spec not in (None, "") and self.only is not None and spec != self.only:
             raise MemoryUnavailableError(f"this server serves memory {self.only!r} only")
