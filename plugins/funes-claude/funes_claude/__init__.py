@@ -6,24 +6,17 @@ every turn, and that must not pay for the converter and the wiring it does not u
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
+
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy reads the name)
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
 if TYPE_CHECKING:
-    from funes_claude.converter import ClaudeConverter
-    from funes_claude.wiring import ClaudeHookInstaller, ClaudeToolRegistrar
+    from funes_claude.converter import ClaudeConverter as ClaudeConverter
+    from funes_claude.wiring import ClaudeHookInstaller as ClaudeHookInstaller
+    from funes_claude.wiring import ClaudeToolRegistrar as ClaudeToolRegistrar
 
-__all__ = ["ClaudeConverter", "ClaudeHookInstaller", "ClaudeToolRegistrar"]
-
-
-def __getattr__(name: str) -> object:
-    if name == "ClaudeConverter":
-        from funes_claude.converter import ClaudeConverter
-
-        return ClaudeConverter
-    if name in ("ClaudeHookInstaller", "ClaudeToolRegistrar"):
-        from funes_claude import wiring
-
-        return getattr(wiring, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

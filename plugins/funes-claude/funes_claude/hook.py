@@ -5,8 +5,8 @@ Installed (by :class:`funes_claude.wiring.ClaudeHookInstaller`) as::
     <python> -I -m funes_claude.hook --funes-home <FUNES_HOME> -- <funes command...>
 
 Claude Code waits for a hook before it carries on. The core's hook runtime
-(:func:`funes_core.run_hook`, standard library only; this package's ``__init__`` imports
-nothing) reads the event, starts ``funes integrations convert claude … --index`` detached and
+(:func:`funes_core.run_hook`, standard library only; this package's ``__init__`` loads
+nothing eagerly) reads the event, starts ``funes integrations convert claude … --index`` detached and
 exits 0 at once, printing nothing; the worker converts under the integration's lock and makes
 sure an indexer runs (see :mod:`funes_core.wiring.spooling`). This module only says which
 transcripts an event is about:

@@ -5,20 +5,15 @@ The converter is imported lazily, so loading the plugin on every ``funes`` start
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
 if TYPE_CHECKING:
-    from funes_claudeai.converter import ClaudeaiConverter
+    from funes_claudeai.converter import ClaudeaiConverter as ClaudeaiConverter
 
-__all__ = ["ClaudeaiConverter"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "ClaudeaiConverter":
-        from funes_claudeai.converter import ClaudeaiConverter
-
-        return ClaudeaiConverter
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

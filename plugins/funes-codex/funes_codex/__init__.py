@@ -1,31 +1,23 @@
 """funes-codex: the funes integration for the Codex CLI (converter, hooks, MCP registration).
 
 The public classes are imported lazily: the per-turn hook runs ``python -m funes_codex.hook``,
-which imports this package first, and must not pay for ``funes_core`` (tens of milliseconds) on
-every turn of every Codex session.
+which imports this package first, and must not pay for the converter and the wiring on every
+turn of every Codex session.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
 if TYPE_CHECKING:
-    from funes_codex.converter import CodexConverter
-    from funes_codex.wiring import CodexHookInstaller, CodexToolRegistrar
+    from funes_codex.converter import CodexConverter as CodexConverter
+    from funes_codex.wiring import CodexHookInstaller as CodexHookInstaller
+    from funes_codex.wiring import CodexToolRegistrar as CodexToolRegistrar
 
-__all__ = ["CodexConverter", "CodexHookInstaller", "CodexToolRegistrar"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CodexConverter":
-        from funes_codex.converter import CodexConverter
-
-        return CodexConverter
-    if name in ("CodexHookInstaller", "CodexToolRegistrar"):
-        from funes_codex import wiring
-
-        return getattr(wiring, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -5,25 +5,16 @@ The public classes are imported lazily, so loading the plugin on every ``funes``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
 if TYPE_CHECKING:
-    from funes_continue.converter import ContinueConverter
-    from funes_continue.wiring import ContinueToolRegistrar
+    from funes_continue.converter import ContinueConverter as ContinueConverter
+    from funes_continue.wiring import ContinueToolRegistrar as ContinueToolRegistrar
 
-__all__ = ["ContinueConverter", "ContinueToolRegistrar"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "ContinueConverter":
-        from funes_continue.converter import ContinueConverter
-
-        return ContinueConverter
-    if name == "ContinueToolRegistrar":
-        from funes_continue.wiring import ContinueToolRegistrar
-
-        return ContinueToolRegistrar
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

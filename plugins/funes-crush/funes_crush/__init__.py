@@ -5,25 +5,16 @@ The public classes are imported lazily, so loading the plugin on every ``funes``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
 if TYPE_CHECKING:
-    from funes_crush.converter import CrushConverter
-    from funes_crush.wiring import CrushToolRegistrar
+    from funes_crush.converter import CrushConverter as CrushConverter
+    from funes_crush.wiring import CrushToolRegistrar as CrushToolRegistrar
 
-__all__ = ["CrushConverter", "CrushToolRegistrar"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CrushConverter":
-        from funes_crush.converter import CrushConverter
-
-        return CrushConverter
-    if name == "CrushToolRegistrar":
-        from funes_crush.wiring import CrushToolRegistrar
-
-        return CrushToolRegistrar
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

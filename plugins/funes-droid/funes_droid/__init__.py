@@ -6,25 +6,17 @@ turn, which imports this package first, and that must not pay for the converter 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
 if TYPE_CHECKING:
-    from funes_droid.converter import DroidConverter
-    from funes_droid.wiring import DroidHookInstaller, DroidToolRegistrar
+    from funes_droid.converter import DroidConverter as DroidConverter
+    from funes_droid.wiring import DroidHookInstaller as DroidHookInstaller
+    from funes_droid.wiring import DroidToolRegistrar as DroidToolRegistrar
 
-__all__ = ["DroidConverter", "DroidHookInstaller", "DroidToolRegistrar"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "DroidConverter":
-        from funes_droid.converter import DroidConverter
-
-        return DroidConverter
-    if name in ("DroidHookInstaller", "DroidToolRegistrar"):
-        from funes_droid import wiring
-
-        return getattr(wiring, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -6,10 +6,17 @@ and the fixture of funes' own plugin-host tests. See README.md for echo's file f
 
 from __future__ import annotations
 
-from funes_echo.converter import EchoConverter
-from funes_echo.wiring import EchoHookInstaller, EchoToolRegistrar
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
-__all__ = ["EchoConverter", "EchoHookInstaller", "EchoToolRegistrar"]
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
+if TYPE_CHECKING:
+    from funes_echo.converter import EchoConverter as EchoConverter
+    from funes_echo.wiring import EchoHookInstaller as EchoHookInstaller
+    from funes_echo.wiring import EchoToolRegistrar as EchoToolRegistrar
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

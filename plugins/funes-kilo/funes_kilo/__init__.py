@@ -6,25 +6,17 @@ turn, which imports this package first, and that must not pay for the converter 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
 if TYPE_CHECKING:
-    from funes_kilo.converter import KiloConverter
-    from funes_kilo.wiring import KiloHookInstaller, KiloToolRegistrar
+    from funes_kilo.converter import KiloConverter as KiloConverter
+    from funes_kilo.wiring import KiloHookInstaller as KiloHookInstaller
+    from funes_kilo.wiring import KiloToolRegistrar as KiloToolRegistrar
 
-__all__ = ["KiloConverter", "KiloHookInstaller", "KiloToolRegistrar"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "KiloConverter":
-        from funes_kilo.converter import KiloConverter
-
-        return KiloConverter
-    if name in ("KiloHookInstaller", "KiloToolRegistrar"):
-        from funes_kilo import wiring
-
-        return getattr(wiring, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -7,9 +7,15 @@
 
 from __future__ import annotations
 
-from funes_notes.converter import NotesConverter
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
-__all__ = ["NotesConverter"]
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
+if TYPE_CHECKING:
+    from funes_notes.converter import NotesConverter as NotesConverter
+
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -6,25 +6,17 @@ turn, which imports this package first, and that must not pay for the converter 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from funes_core import lazy_exports
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
 
+# The public names, once, each ``as`` itself: type checkers read them, lazy_exports loads them on use.
 if TYPE_CHECKING:
-    from funes_opencode.converter import OpenCodeConverter
-    from funes_opencode.wiring import OpenCodeHookInstaller, OpenCodeToolRegistrar
+    from funes_opencode.converter import OpenCodeConverter as OpenCodeConverter
+    from funes_opencode.wiring import OpenCodeHookInstaller as OpenCodeHookInstaller
+    from funes_opencode.wiring import OpenCodeToolRegistrar as OpenCodeToolRegistrar
 
-__all__ = ["OpenCodeConverter", "OpenCodeHookInstaller", "OpenCodeToolRegistrar"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "OpenCodeConverter":
-        from funes_opencode.converter import OpenCodeConverter
-
-        return OpenCodeConverter
-    if name in ("OpenCodeHookInstaller", "OpenCodeToolRegistrar"):
-        from funes_opencode import wiring
-
-        return getattr(wiring, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)
