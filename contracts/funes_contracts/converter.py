@@ -47,6 +47,7 @@ import pytest
 
 from funes_contracts import files
 from funes_contracts.diff import diff_turns
+from funes_contracts.hookrun import location_variables, moves, relocate
 from funes_core.host.api import (
     CONTRACT_VERSION,
     ID_PATTERN,
@@ -665,6 +666,74 @@ class ConverterContract:
             f"the long text was cut or changed: {longest} characters of it came through, "
             f"{len(filler)} were written",
             pytrace=False,
+        )
+
+    # -- where the agent keeps its sessions (issue 28) ---------------------------------------------
+
+    def _home_copy(self, caps: Capabilities, tmp_path: Path) -> tuple[Path, Path]:
+        """The fixture HOME (``home/``) and a private copy of it; skips when there is none."""
+        if not caps.discover:
+            self._skip_capability("discover", "the converter declares it cannot discover sessions")
+        if self.fixtures_dir is not None and not Path(self.fixtures_dir).is_dir():
+            pytest.fail(self._missing_fixtures())
+        source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
+        if source is None or not source.is_dir():
+            pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")
+        home = tmp_path / "home"
+        shutil.copytree(source, home)
+        return source, home
+
+    @requirement("location:env")
+    def test_location_variables(
+        self,
+        converter: Converter,
+        caps: Capabilities,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        decoy_home: Path,
+    ) -> None:
+        """Each declared location variable, pointed at the agent's folder moved out of HOME, is followed."""
+        agent = self.converter_cls.agent
+        if agent is None or not any(loc.env for loc in agent.locations):
+            self._skip_capability("location-env", "the agent declares no location a variable moves")
+        source, _ = self._home_copy(caps, tmp_path)
+        found = moves(agent, source)
+        if not found:
+            pytest.skip("the fixture home holds none of the folders the agent's location variables move")
+        for var in location_variables(agent):
+            monkeypatch.delenv(var, raising=False)
+        want = sorted({r.session_id for r in converter.discover(tmp_path / "home")})
+        for number, (_, var, default) in enumerate(found):
+            home = tmp_path / f"moved-{number}" / "home"
+            shutil.copytree(source, home)
+            moved = relocate(home, source, default)
+            with monkeypatch.context() as env:
+                env.setenv("HOME", str(home))  # the variables apply to the process's own HOME
+                env.setenv(var, str(moved))
+                got = sorted({r.session_id for r in self.converter_cls().discover(home)})
+            what = "HOME" if default == source else default.relative_to(source).as_posix()
+            assert got == want, (
+                f"with {what} moved to {moved} and ${var} naming it, discover() found "
+                f"{len(got)} sessions, not the {len(want)} it finds in place "
+                f"(missing: {sorted(set(want) - set(got))[:3]})"
+            )
+
+    @requirement("location:every-session")
+    def test_every_session_is_discovered(
+        self, converter: Converter, caps: Capabilities, tmp_path: Path, decoy_home: Path
+    ) -> None:
+        """Every session a file of the fixture HOME holds is discovered (archived sessions too)."""
+        _, home = self._home_copy(caps, tmp_path)
+        held: dict[str, Path] = {}
+        for path in sorted(home.rglob("*")):
+            if path.is_file():
+                for ref in converter.sessions_in(path):
+                    held.setdefault(ref.session_id, path)
+        found = {r.session_id for r in converter.discover(home)}
+        missing = sorted(set(held) - found)
+        assert not missing, (
+            f"discover() misses {len(missing)} of the {len(held)} sessions in the fixture HOME: "
+            + ", ".join(f"{sid} ({held[sid].relative_to(home)})" for sid in missing[:3])
         )
 
 
