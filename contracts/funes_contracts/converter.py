@@ -361,16 +361,22 @@ class ConverterContract:
             pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")
         home = tmp_path / "home"
         shutil.copytree(source, home)
+        # The process's own ~ holds the agent's sessions too: a converter reading it instead of the
+        # HOME it was given finds them there.
+        shutil.copytree(source, decoy_home, dirs_exist_ok=True)
+        seeded = files.snapshot(decoy_home)
         refs = converter.discover(home)
         assert refs, "discover() found no session in the fixture home"
         assert all(isinstance(r, SessionRef) for r in refs)
         stamps = [r.last_activity for r in refs]
         assert stamps == sorted(stamps, reverse=True), "discover() must list sessions newest first"
         for ref in refs:
-            assert ref.path.is_relative_to(home), f"{ref.path} is outside the HOME it was given"
+            assert ref.path.is_relative_to(home), f"{ref.path} is outside the HOME it was given" + (
+                " (in the process's own ~)" if ref.path.is_relative_to(decoy_home) else ""
+            )
             converter.convert(ref)
         assert converter.agent_found(home) is True
-        assert files.snapshot(decoy_home) == {}, "discover() read or wrote the process's own ~"
+        assert files.snapshot(decoy_home) == seeded, "discover() wrote into the process's own ~"
 
     @requirement("converter:golden")
     def test_golden(
@@ -748,10 +754,12 @@ _WATCHED_ENV = (
 )
 
 
-def _package_files(package: Path) -> dict[str, bytes]:
-    """The converter's package folder, byte for byte (bytecode caches left out: Python writes them)."""
+def _package_files(package: Path) -> dict[str, tuple[bytes, int]]:
+    """The converter's package folder: each file's bytes and mtime (bytecode caches left out: Python
+    writes them). The mtime catches a cache rewritten with the bytes it already had: the package's
+    files were there before the test, and earlier tests may have written it."""
     return {
-        name: data
+        name: (data, (package / name).lstat().st_mtime_ns)
         for name, data in files.snapshot(package).items()
         if "__pycache__" not in name and not name.endswith((".pyc", ".pyo"))
     }
