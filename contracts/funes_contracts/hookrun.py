@@ -12,6 +12,7 @@ written" is checked without starting a real indexer.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import os
@@ -34,6 +35,7 @@ __all__ = [
     "HookWorld",
     "Worker",
     "find_hook_module",
+    "isolated_import",
     "location_variables",
     "moves",
     "parse_worker",
@@ -88,6 +90,28 @@ def find_hook_module(written: Iterable[bytes], declared: str | None) -> str | No
             except (ImportError, ValueError):
                 continue
     return None
+
+
+@functools.cache
+def isolated_import(module: str) -> bool:
+    """Whether ``python -I`` (what an agent runs) can import ``module``: not when only PYTHONPATH
+    names it (a test environment without an install; ``funes integrations install`` refuses a hook
+    the agent's interpreter cannot import)."""
+    probe = (
+        "import importlib.util, sys\n"
+        "try:\n"
+        f"    found = importlib.util.find_spec({module!r}) is not None\n"
+        "except ImportError:\n"
+        "    found = False\n"
+        "sys.exit(0 if found else 3)\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", probe], capture_output=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    return done.returncode != 3
 
 
 @dataclass(frozen=True, slots=True)

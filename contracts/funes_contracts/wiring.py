@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ from funes_contracts import files
 from funes_contracts.hookrun import (
     HookWorld,
     find_hook_module,
+    isolated_import,
     location_variables,
     moves,
     recorder_command,
@@ -491,10 +493,14 @@ class HookInstallerContract(_WiringContract):
     def hook_argv(self, module: str, ctx: InstallContext) -> list[str]:
         """How the agent runs the hook module: what install records (:meth:`InstallContext.hook_argv`).
 
-        Override only to run a hook that is not installed (the kit's own tests run broken hook
-        modules from a folder this way, as ``-I`` would not import them).
+        A module only PYTHONPATH makes importable (a plugin tested without being installed) is run
+        without ``-I``, which would not import it; install itself refuses such a hook. Override only
+        to run a hook some other way.
         """
-        return ctx.hook_argv(module)
+        argv = ctx.hook_argv(module)
+        if "-I" in argv and find_spec_here(module) and not isolated_import(module):
+            argv.remove("-I")
+        return argv
 
     def _hook_events(self, ref: SessionRef, home: Path) -> list[dict[str, object]]:
         mine = type(self).hook_events
@@ -663,6 +669,14 @@ class HookInstallerContract(_WiringContract):
                 world.worker_for(
                     world.run(json.dumps(event).encode()), ref, event, self.installer_cls.id, where
                 )
+
+
+def find_spec_here(module: str) -> bool:
+    """Whether this process can import ``module`` (by its ``sys.path``, PYTHONPATH included)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def path_without(program: str, path: str) -> str:
