@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from funes_core import portable
 from funes_core.host.agent import Agent
 from funes_core.host.api import InstallContext, SessionRef
 
@@ -57,8 +58,7 @@ RECORDER = f"""\
 import json, os, sys, time
 records, gate = sys.argv[1], sys.argv[2]
 name = os.path.join(records, str(os.getpid()))
-sid = os.getsid(0) if hasattr(os, "getsid") else None
-data = {{"argv": sys.argv[3:], "funes_home": os.environ.get("FUNES_HOME"), "sid": sid}}
+data = {{"argv": sys.argv[3:], "funes_home": os.environ.get("FUNES_HOME"), "pid": os.getpid()}}
 with open(name + ".tmp", "w", encoding="utf-8") as fh:
     json.dump(data, fh)
 os.replace(name + ".tmp", name + ".json")
@@ -188,10 +188,10 @@ def run_hook(
         time.sleep(0.3)  # a second worker started at once
         for record in sorted(records.glob("*.json")):
             data = json.loads(record.read_text(encoding="utf-8"))
-            # Detached: in a session of its own (the agent can neither wait for it nor kill it with
-            # its own process group), and still held at the gate when the hook had returned.
-            own = os.getsid(0) if hasattr(os, "getsid") else None
-            alone = data.get("sid") is None or data.get("sid") != own
+            # Detached: still held at the gate when the hook had returned, and leading a session of
+            # its own (the agent can neither wait for it nor kill it with its process group; Windows
+            # has no sessions: spawn_detached starts a new process group there).
+            alone = portable.SYSTEM == "win32" or portable.leads_a_session(int(data["pid"]))
             detached = alone and not record.with_suffix(".done").exists()
             workers.append(parse_worker(list(data["argv"]), data.get("funes_home"), detached))
     gate.touch()
