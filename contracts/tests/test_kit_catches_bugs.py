@@ -256,15 +256,23 @@ class NaiveLocalNoFixtureTime(NaiveLocalTime):
     pass
 
 
+class CountsRecordsLate(CountsRecords):
+    # The same bug, on a case whose first half of records gives no turn (echo's two-sessions): the
+    # kit's earlier variant then keeps all but the last record, or it would exercise nothing.
+    pass
+
+
 ONLY_OFFSETS = Path(__file__).parent / "only-offsets"
+LATE_TURNS = Path(__file__).parent / "late-turns"
 if not ONLY_OFFSETS.exists():
     import shutil
 
     shutil.copytree(FIX / "cases" / "basic", ONLY_OFFSETS / "cases" / "basic")
+    shutil.copytree(FIX / "cases" / "two-sessions", LATE_TURNS / "cases" / "two-sessions")
 
 
 def converter_case(cls):
-    fixtures = ONLY_OFFSETS if cls is NaiveLocalNoFixtureTime else FIX
+    fixtures = {NaiveLocalNoFixtureTime: ONLY_OFFSETS, CountsRecordsLate: LATE_TURNS}.get(cls, FIX)
     return type(f"Test{cls.__name__}", (ConverterContract,), {"converter_cls": cls, "fixtures_dir": fixtures})
 
 
@@ -296,6 +304,7 @@ for _cls in (
     CachesInXdg,
     CachesInTmp,
     NaiveLocalNoFixtureTime,
+    CountsRecordsLate,
 ):
     globals()[f"Test{_cls.__name__}"] = converter_case(_cls)
 for _cls in (Clobbering, Greedy):
@@ -341,6 +350,8 @@ EXPECTED_FAILURES = {
     "TestCachesInXdg": {"converter:no-side-effects", "converter:discover"},
     "TestCachesInTmp": {"converter:no-side-effects"},
     "TestNaiveLocalNoFixtureTime": {"converter:timezone"},
+    # Caught by stable-ids only because the kit keeps more records when half give no turn.
+    "TestCountsRecordsLate": {"converter:golden", "converter:stable-ids", "converter:torn-tail"},
     "TestClobbering": {
         "installer:preserves-config",
         "installer:remove-restores",
