@@ -158,13 +158,16 @@ def test_notes_are_read_verbatim_by_get(pm: FunesPluginManager, notes: Path) -> 
 
 @pytest.mark.slow
 def test_check_notes_passes_with_only_the_capability_skips(pm: FunesPluginManager) -> None:
-    """``funes integrations check notes``: every requirement passes but ``discover`` (declared absent)."""
+    """``funes integrations check notes``: every requirement passes but ``discover`` (declared absent)
+    and the agent's locations (notes has no folder a variable moves, and nothing to discover)."""
     code, out, err = cli(pm, "integrations", "check", "notes")
     assert code == 0, out + err
     lines = out.splitlines()
     assert lines[0] == "notes (funes-memory-notes 0.1.0): contract 2 conformance"
     verdicts = {line.split()[1]: (line.split()[0], line) for line in lines[1:-1]}
     skipped = {req: line for req, (verdict, line) in verdicts.items() if verdict != "PASS"}
-    assert set(skipped) == {"converter:discover", "converter:discover-empty-home"}
-    assert all("capability discover" in line for line in skipped.values())
-    assert lines[-1].endswith("0 failed, 2 skipped, 0 provisional warnings"), lines[-1]
+    discovery = {"converter:discover", "converter:discover-empty-home", "location:every-session"}
+    assert set(skipped) == discovery | {"location:env"}
+    assert all("capability discover" in skipped[rid] for rid in discovery)
+    assert "capability location-env" in skipped["location:env"]
+    assert lines[-1].endswith("0 failed, 4 skipped, 0 provisional warnings"), lines[-1]

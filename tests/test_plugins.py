@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -257,6 +258,75 @@ def test_two_distributions_claiming_one_id_are_refused_naming_both(site: Path, t
     )
     infos = {i.name: i for i in pm.plugins()}
     assert infos["twin-a"].conflicts == ["twin"] and infos["twin-b"].conflicts == ["twin"]
+
+
+TAKEOVER = """
+from dataclasses import replace
+
+from funes_core import hookimpl
+from funes_echo import EchoConverter
+
+
+class CommunityEcho(EchoConverter):
+    # Another scheme of session ids for the same transcripts.
+
+    def sessions_in(self, path):
+        return [replace(ref, session_id="community-" + ref.session_id) for ref in super().sessions_in(path)]
+
+    def convert(self, ref):
+        return [replace(t, session_id=ref.session_id) for t in super().convert(ref)]
+
+
+@hookimpl
+def funes_register_converters():
+    return [CommunityEcho]
+"""
+
+
+def test_a_distribution_taking_over_an_id_whose_sessions_it_names_differently_is_warned_of(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin swapped behind funes' back (no `integrations install`): the hook's conversion holds
+    back with the way out, and `integrations list` says it, instead of storing every session twice."""
+    home, funes_home = tmp_path / "home", tmp_path / "funes-home"
+    import funes_echo
+
+    sessions = Path(funes_echo.__file__).parent / "contract_fixtures" / "home" / ".echo" / "sessions"
+    (home / ".echo").mkdir(parents=True)
+    shutil.copytree(sessions, home / ".echo" / "sessions")
+    for key, value in {"HOME": str(home), "FUNES_HOME": str(funes_home), "FUNES_BIN": "funes-test"}.items():
+        monkeypatch.setenv(key, value)
+    runner = CliRunner()
+    stored = load_plugins(environ={"FUNES_LOAD_PLUGINS": "echo"}, stderr=io.StringIO())
+    done = runner.invoke(make_app(stored), ["integrations", "install", "echo", "--no-index"])
+    assert done.exit_code == 0, done.stderr
+    spool = funes_home / "spool" / "echo"
+    before = sorted(p.name for p in spool.iterdir())
+
+    module = _unique(tmp_path, "community_echo")
+    make_dist(site, "community-echo", "0.3", modules={module: TAKEOVER}, entry_points={"echo": module})
+    taken, err = manager(site)
+    assert taken.integration("echo") is not None and err.getvalue() == ""
+    transcript = home / ".echo" / "sessions" / "alpha.jsonl"
+    done = runner.invoke(make_app(taken), ["integrations", "convert", "echo", str(transcript), "--index"])
+    assert done.exit_code == 1
+    line = done.stderr.strip()
+    assert "\n" not in line, "one line"
+    assert line.startswith(
+        "funes: echo: community-echo 0.3 has taken over this integration from funes-memory-echo 0.1.0, "
+        "which stored its sessions, and names 2 of the 2 differently (e.g. "
+    )
+    assert "To keep the stored ids, reinstall funes-memory-echo (and uninstall community-echo)" in line
+    assert "to go ahead, run `funes integrations install echo --takeover`; nothing was converted" in line
+    assert sorted(p.name for p in spool.iterdir()) == before, "no session stored a second time"
+
+    done = runner.invoke(make_app(taken), ["integrations", "list"])
+    assert done.exit_code == 0
+    assert "funes: echo: community-echo 0.3 has taken over this integration" in done.stderr
+
+    # The original distribution back in charge (or --takeover recorded): no warning, conversion goes on.
+    done = runner.invoke(make_app(stored), ["integrations", "convert", "echo", str(transcript)])
+    assert done.exit_code == 0 and "taken over" not in done.stderr, done.stderr
 
 
 def test_two_distributions_with_one_entry_point_name_are_refused(site: Path, tmp_path: Path) -> None:

@@ -140,7 +140,10 @@ def test_a_generated_plugin_passes_its_tests_and_check_as_generated(
     verdicts = {line["requirement"]: line["verdict"] for line in json.loads(check.stdout)["requirements"]}
     assert verdicts and set(verdicts.values()) == {"pass"}, verdicts
     roles = {rid.split(":", 1)[0] for rid in verdicts}
-    assert roles == ({"converter"} if converter_only else {"converter", "installer", "registrar"})
+    # The generated agent declares ACME_HOME, and a wired one a hook module: the hook and location
+    # requirements are all checked (and pass), none skipped.
+    wired = {"converter", "installer", "registrar", "hook", "location"}
+    assert roles == ({"converter", "location"} if converter_only else wired)
     if converter_only:
         # Installing it writes nothing into the agent's config, and removing it has nothing to undo.
         installed = run_cli("integrations", "install", "acme", "--no-index", env=env)

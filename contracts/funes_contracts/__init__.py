@@ -68,7 +68,13 @@ class PluginContract:
             cls.TestHookInstaller = type(  # type: ignore[attr-defined]
                 "TestHookInstaller",
                 (HookInstallerContract,),
-                {"installer_cls": cls.installer_cls, "config_home": home, "__module__": cls.__module__},
+                {
+                    "installer_cls": cls.installer_cls,
+                    "config_home": home,
+                    "converter_cls": cls.converter_cls,
+                    "fixtures_dir": fixtures,
+                    "__module__": cls.__module__,
+                },
             )
         if cls.registrar_cls is not None:
             cls.TestToolRegistrar = type(  # type: ignore[attr-defined]

@@ -47,7 +47,12 @@ def contract_classes(ident: str) -> dict[str, type]:
         out["TestHookInstaller"] = type(
             "TestHookInstaller",
             (HookInstallerContract,),
-            {"installer_cls": integ.hook_installer, "config_home": config_home},
+            {
+                "installer_cls": integ.hook_installer,
+                "config_home": config_home,
+                "converter_cls": integ.converter,
+                "fixtures_dir": fixtures,
+            },
         )
     if integ.tool_registrar is not None:
         out["TestToolRegistrar"] = type(

@@ -47,6 +47,7 @@ import pytest
 
 from funes_contracts import files
 from funes_contracts.diff import diff_turns
+from funes_contracts.hookrun import location_variables, moves, relocate
 from funes_core.host.api import (
     CONTRACT_VERSION,
     ID_PATTERN,
@@ -360,16 +361,22 @@ class ConverterContract:
             pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")
         home = tmp_path / "home"
         shutil.copytree(source, home)
+        # The process's own ~ holds the agent's sessions too: a converter reading it instead of the
+        # HOME it was given finds them there.
+        shutil.copytree(source, decoy_home, dirs_exist_ok=True)
+        seeded = files.snapshot(decoy_home)
         refs = converter.discover(home)
         assert refs, "discover() found no session in the fixture home"
         assert all(isinstance(r, SessionRef) for r in refs)
         stamps = [r.last_activity for r in refs]
         assert stamps == sorted(stamps, reverse=True), "discover() must list sessions newest first"
         for ref in refs:
-            assert ref.path.is_relative_to(home), f"{ref.path} is outside the HOME it was given"
+            assert ref.path.is_relative_to(home), f"{ref.path} is outside the HOME it was given" + (
+                " (in the process's own ~)" if ref.path.is_relative_to(decoy_home) else ""
+            )
             converter.convert(ref)
         assert converter.agent_found(home) is True
-        assert files.snapshot(decoy_home) == {}, "discover() read or wrote the process's own ~"
+        assert files.snapshot(decoy_home) == seeded, "discover() wrote into the process's own ~"
 
     @requirement("converter:golden")
     def test_golden(
@@ -436,6 +443,16 @@ class ConverterContract:
         full = case_relative(self._converted(converter, case), case)
         earlier_folder = self._variant(case, tmp_path, "earlier")
         earlier = self._relative(converter, earlier_folder)
+        if not earlier and len(full) > 1 and self._kit_default("make_earlier"):
+            # Half the records gave no turn (a case whose turns all come late): an empty earlier
+            # conversion is a prefix of anything and proves nothing, so keep all but the last record.
+            earlier_folder = files.copy_case(case, tmp_path / "variant-earlier-last" / case.name)
+            files.earlier_lines(earlier_folder, keep_all_but_last=True)
+            earlier = self._relative(converter, earlier_folder)
+            assert earlier, (
+                f"the case {case.name} converts to {len(full)} turns, but without its last record to "
+                "none: the earlier variant exercises nothing (a growing transcript keeps what it had)"
+            )
         assert len(earlier) <= len(full)
         problem = _prefix_problem(earlier, full)
         assert problem is None, f"the turns of the earlier transcript must keep their ids: {problem}"
@@ -667,6 +684,74 @@ class ConverterContract:
             pytrace=False,
         )
 
+    # -- where the agent keeps its sessions (issue 28) ---------------------------------------------
+
+    def _home_copy(self, caps: Capabilities, tmp_path: Path) -> tuple[Path, Path]:
+        """The fixture HOME (``home/``) and a private copy of it; skips when there is none."""
+        if not caps.discover:
+            self._skip_capability("discover", "the converter declares it cannot discover sessions")
+        if self.fixtures_dir is not None and not Path(self.fixtures_dir).is_dir():
+            pytest.fail(self._missing_fixtures())
+        source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
+        if source is None or not source.is_dir():
+            pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")
+        home = tmp_path / "home"
+        shutil.copytree(source, home)
+        return source, home
+
+    @requirement("location:env")
+    def test_location_variables(
+        self,
+        converter: Converter,
+        caps: Capabilities,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        decoy_home: Path,
+    ) -> None:
+        """Each declared location variable, pointed at the agent's folder moved out of HOME, is followed."""
+        agent = self.converter_cls.agent
+        if agent is None or not any(loc.env for loc in agent.locations):
+            self._skip_capability("location-env", "the agent declares no location a variable moves")
+        source, _ = self._home_copy(caps, tmp_path)
+        found = moves(agent, source)
+        if not found:
+            pytest.skip("the fixture home holds none of the folders the agent's location variables move")
+        for var in location_variables(agent):
+            monkeypatch.delenv(var, raising=False)
+        want = sorted({r.session_id for r in converter.discover(tmp_path / "home")})
+        for number, (_, var, default) in enumerate(found):
+            home = tmp_path / f"moved-{number}" / "home"
+            shutil.copytree(source, home)
+            moved = relocate(home, source, default)
+            with monkeypatch.context() as env:
+                env.setenv("HOME", str(home))  # the variables apply to the process's own HOME
+                env.setenv(var, str(moved))
+                got = sorted({r.session_id for r in self.converter_cls().discover(home)})
+            what = "HOME" if default == source else default.relative_to(source).as_posix()
+            assert got == want, (
+                f"with {what} moved to {moved} and ${var} naming it, discover() found "
+                f"{len(got)} sessions, not the {len(want)} it finds in place "
+                f"(missing: {sorted(set(want) - set(got))[:3]})"
+            )
+
+    @requirement("location:every-session")
+    def test_every_session_is_discovered(
+        self, converter: Converter, caps: Capabilities, tmp_path: Path, decoy_home: Path
+    ) -> None:
+        """Every session a file of the fixture HOME holds is discovered (archived sessions too)."""
+        _, home = self._home_copy(caps, tmp_path)
+        held: dict[str, Path] = {}
+        for path in sorted(home.rglob("*")):
+            if path.is_file():
+                for ref in converter.sessions_in(path):
+                    held.setdefault(ref.session_id, path)
+        found = {r.session_id for r in converter.discover(home)}
+        missing = sorted(set(held) - found)
+        assert not missing, (
+            f"discover() misses {len(missing)} of the {len(held)} sessions in the fixture HOME: "
+            + ", ".join(f"{sid} ({held[sid].relative_to(home)})" for sid in missing[:3])
+        )
+
 
 #: The variables naming folders a converter might write to, each pointed at an empty decoy.
 _WATCHED_ENV = (
@@ -679,10 +764,12 @@ _WATCHED_ENV = (
 )
 
 
-def _package_files(package: Path) -> dict[str, bytes]:
-    """The converter's package folder, byte for byte (bytecode caches left out: Python writes them)."""
+def _package_files(package: Path) -> dict[str, tuple[bytes, int]]:
+    """The converter's package folder: each file's bytes and mtime (bytecode caches left out: Python
+    writes them). The mtime catches a cache rewritten with the bytes it already had: the package's
+    files were there before the test, and earlier tests may have written it."""
     return {
-        name: data
+        name: (data, (package / name).lstat().st_mtime_ns)
         for name, data in files.snapshot(package).items()
         if "__pycache__" not in name and not name.endswith((".pyc", ".pyo"))
     }

@@ -94,12 +94,13 @@ def _lines(path: Path) -> list[str]:
     return list(io.StringIO(path.read_text(encoding="utf-8"), newline="\n"))
 
 
-def earlier_lines(folder: Path) -> bool:
-    """Cut each line-record file in ``folder`` to its first half: the transcript as it was earlier."""
+def earlier_lines(folder: Path, *, keep_all_but_last: bool = False) -> bool:
+    """Cut each line-record file in ``folder`` to its first half (or, with ``keep_all_but_last``, by
+    its last record): the transcript as it was earlier."""
     files = line_record_files(folder)
     for path in files:
         lines = [line for line in _lines(path) if line.strip()]
-        keep = max(1, len(lines) // 2)
+        keep = max(1, len(lines) - 1 if keep_all_but_last else len(lines) // 2)
         path.write_text("".join(lines[:keep]), encoding="utf-8")
     return bool(files)
 

@@ -341,6 +341,64 @@ _REGISTRAR = (
     ),
 )
 
+_HOOK = (
+    Requirement(
+        "hook:event",
+        "behaviour §8.2; issue 28 item 3",
+        "The per-turn hook reads the agent's event from stdin and starts `funes integrations convert "
+        "ID SOURCE ... --index` for the transcript that event names (not another session, however "
+        "recent).",
+        added_in=2,
+    ),
+    Requirement(
+        "hook:spool",
+        "behaviour §8.1, §8.2; issue 28 item 3",
+        "The conversion the hook starts runs with the FUNES_HOME and funes command recorded at "
+        "install and writes the event's session into $FUNES_HOME/spool/<id>/, exactly as the "
+        "converter converts it.",
+        added_in=2,
+    ),
+    Requirement(
+        "hook:indexer",
+        "behaviour §8.2 (the agent is never held up); issue 28 item 3",
+        "The hook asks for the indexer (--index) and starts its worker detached: it returns while "
+        "the worker is still running.",
+        added_in=2,
+    ),
+    Requirement(
+        "hook:quiet",
+        "behaviour §8.2 (Codex reads a Stop hook's output as a decision); issue 28 item 3",
+        "For an event, an empty stdin and garbage alike, the hook exits 0 and prints nothing on "
+        "stdout or stderr.",
+        added_in=2,
+    ),
+)
+
+_LOCATION = (
+    Requirement(
+        "location:env",
+        "issue 19 (real setups); issue 28 item 3",
+        "With the agent's folder moved out of HOME and the location variable it declares "
+        "(CLAUDE_CONFIG_DIR, CODEX_HOME, ...) naming the new place, discover() finds the same "
+        "sessions there.",
+        added_in=2,
+    ),
+    Requirement(
+        "location:every-session",
+        "behaviour §8.3; issue 28 item 3 (archived sessions)",
+        "discover() finds every session the fixture HOME holds: each file under it that "
+        "sessions_in() reads as a session (archived ones included).",
+        added_in=2,
+    ),
+    Requirement(
+        "location:hook",
+        "issue 19 (real setups); issue 28 item 3",
+        "Run with the agent's folder moved and its location variable set, the hook's locate() "
+        "finds the event's transcript in the new place.",
+        added_in=2,
+    ),
+)
+
 _EMBEDDER = (
     Requirement(
         "embedder:identity",
@@ -405,11 +463,21 @@ _REGISTRAR_V2 = tuple(
 
 REQUIREMENTS: dict[str, Requirement] = {
     r.id: r
-    for r in (*_CONVERTER, *_INSTALLER, *_INSTALLER_V2, *_REGISTRAR, *_REGISTRAR_V2, *_EMBEDDER, *_RERANKER)
+    for r in (
+        *_CONVERTER,
+        *_INSTALLER,
+        *_INSTALLER_V2,
+        *_REGISTRAR,
+        *_REGISTRAR_V2,
+        *_HOOK,
+        *_LOCATION,
+        *_EMBEDDER,
+        *_RERANKER,
+    )
 }
 #: Roles whose ids this manifest governs (a test marked ``<role>:…`` must name a listed id).
 #: Other prefixes (``store:`` for StoreContract) are left to their own suites.
-ROLES: tuple[str, ...] = ("converter", "installer", "registrar", "embedder", "reranker")
+ROLES: tuple[str, ...] = ("converter", "installer", "registrar", "hook", "location", "embedder", "reranker")
 
 
 def get(requirement_id: str) -> Requirement | None:
@@ -420,6 +488,8 @@ _ROLE_TITLES = {
     "converter": ("Converter", "ConverterContract"),
     "installer": ("Hook installer", "HookInstallerContract"),
     "registrar": ("Tool registrar", "ToolRegistrarContract"),
+    "hook": ("Per-turn hook", "HookInstallerContract"),
+    "location": ("Agent locations", "ConverterContract, HookInstallerContract"),
     "embedder": ("Embedder", "EmbedderContract"),
     "reranker": ("Reranker", "RerankerContract"),
 }

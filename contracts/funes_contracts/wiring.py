@@ -14,6 +14,9 @@ Without ``config_home`` the byte-preservation tests skip with a reason.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -25,19 +28,33 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from funes_contracts import files
+from funes_contracts.hookrun import (
+    HookWorld,
+    find_hook_module,
+    isolated_import,
+    location_variables,
+    moves,
+    recorder_command,
+    relocate,
+)
+from funes_core.host.agent import Agent
 from funes_core.host.api import (
     CONTRACT_VERSION,
     ID_PATTERN,
     Capabilities,
     ConfigError,
+    Converter,
     HookInstaller,
     InstallContext,
     IntegrationPart,
     Outcome,
+    SessionRef,
     Status,
     ToolRegistrar,
     WiringState,
+    spool_filename,
 )
+from funes_core.turns.format import read_turns_file
 
 __all__ = ["HookInstallerContract", "ToolRegistrarContract", "list_mcp_tools"]
 
@@ -421,6 +438,13 @@ class HookInstallerContract(_WiringContract):
     add_name, remove_name = "install", "uninstall"
     #: The hook installer class under test (required).
     installer_cls: ClassVar[type[HookInstaller]]
+    #: The integration's converter: the hook requirements convert the session an event names with it
+    #: (``None``: they skip).
+    converter_cls: ClassVar[type[Converter] | None] = None
+    #: The converter's fixtures (default: its ``contract_fixtures`` package); the hook runs in its ``home/``.
+    fixtures_dir: ClassVar[Path | None] = None
+    #: The hook module to run (default: the agent's ``Hooks.module``, else the ``-m MODULE`` install wrote).
+    hook_module: ClassVar[str | None] = None
 
     def part_cls(self) -> type[HookInstaller]:
         return self.installer_cls
@@ -443,6 +467,216 @@ class HookInstallerContract(_WiringContract):
         assert installer.status(funes_ctx).state is WiringState.WIRED
         installer.uninstall(funes_ctx)
         assert _world(funes_ctx) == before, _diff(before, _world(funes_ctx))
+
+    # -- the per-turn hook itself (issue 28) ---------------------------------------------------
+
+    def hook_events(self, ref: SessionRef, home: Path) -> list[dict[str, object]]:
+        """The events the agent hands its hook (JSON on stdin) when session ``ref`` has a new turn.
+
+        The default is Claude Code's shape, which Codex, Gemini CLI and others copied, with its
+        camelCase twin (GitHub Copilot CLI's). An agent sending something else defines
+        ``hook_events(ref, home)`` in its ``contract_fixtures`` package (where ``funes integrations
+        check`` finds it); an agent that may leave the transcript's path out returns that event too.
+        """
+        path, sid = str(ref.path), ref.session_id
+        return [
+            {
+                "hook_event_name": "Stop",
+                "session_id": sid,
+                "transcript_path": path,
+                "cwd": str(home),
+                "sessionId": sid,
+                "transcriptPath": path,
+            }
+        ]
+
+    def hook_argv(self, module: str, ctx: InstallContext) -> list[str]:
+        """How the agent runs the hook module: what install records (:meth:`InstallContext.hook_argv`).
+
+        A module only PYTHONPATH makes importable (a plugin tested without being installed) is run
+        without ``-I``, which would not import it; install itself refuses such a hook. Override only
+        to run a hook some other way.
+        """
+        argv = ctx.hook_argv(module)
+        if "-I" in argv and find_spec_here(module) and not isolated_import(module):
+            argv.remove("-I")
+        return argv
+
+    def _hook_events(self, ref: SessionRef, home: Path) -> list[dict[str, object]]:
+        mine = type(self).hook_events
+        package = self.converter_cls.contract_fixtures if self.converter_cls is not None else None
+        if mine is HookInstallerContract.hook_events and package:
+            try:
+                found = getattr(importlib.import_module(package), "hook_events", None)
+            except ImportError:
+                found = None
+            if callable(found):
+                return list(found(ref, home))
+        return self.hook_events(ref, home)
+
+    def _agent(self) -> Agent | None:
+        return self.installer_cls.agent or (self.converter_cls.agent if self.converter_cls else None)
+
+    def _fixture_home(self) -> Path:
+        from funes_contracts.check import fixtures_of
+
+        if self.converter_cls is None:
+            pytest.skip("capability converter: the integration has no converter, so no session for a hook")
+        fixtures = self.fixtures_dir if self.fixtures_dir is not None else fixtures_of(self.converter_cls)
+        if fixtures is not None and not Path(fixtures).is_dir():
+            pytest.fail(f"{type(self).__name__}.fixtures_dir {fixtures} does not exist")
+        source = Path(fixtures) / "home" if fixtures is not None else None
+        if source is None or not source.is_dir():
+            pytest.skip(
+                "no home/ folder in the fixtures (a HOME as the agent leaves it): the hook needs a session"
+            )
+        return source
+
+    def _hook_world(
+        self, root: Path, monkeypatch: pytest.MonkeyPatch, move: tuple[str, Path] | None = None
+    ) -> HookWorld:
+        """The fixture HOME under ``root`` with the hook installed; ``move``: (variable, default path)
+        of the agent's folder, which is moved out of HOME and named by that variable."""
+        source = self._fixture_home()
+        assert self.converter_cls is not None
+        home = root / "home"
+        shutil.copytree(source, home)
+        command, records, gate = recorder_command(root / "recorder")
+        ctx = InstallContext(home=home, funes_home=root / "funes-home", funes_command=command)
+        before = files.snapshot(home)
+        self.installer_cls().install(ctx)
+        after = files.snapshot(home)
+        written = [data for name, data in after.items() if before.get(name) != data]
+        declared = self._agent()
+        hooks = declared.hooks if declared is not None else None
+        module = self.hook_module or find_hook_module(written, hooks.module if hooks else None)
+        if module is None:
+            pytest.skip(
+                f"capability hook-module: {self.installer_cls.__name__} installs no hook module reading "
+                "the agent's event on stdin (the agent runs funes itself)"
+            )
+        env = dict(os.environ)
+        for var in location_variables(declared, self.converter_cls.agent):
+            env.pop(var, None)
+            monkeypatch.delenv(var, raising=False)
+        env["HOME"] = str(home)
+        # The agent's environment may name another FUNES_HOME: the one recorded at install wins.
+        env["FUNES_HOME"] = str(root / "not-the-recorded-funes-home")
+        if move is not None:
+            var, default = move
+            moved = relocate(home, source, default)
+            env[var] = str(moved)
+            monkeypatch.setenv(var, str(moved))
+        own = os.environ.get("HOME")
+        monkeypatch.setenv("HOME", str(home))  # discover() reads the variables for the process's HOME only
+        refs = self.converter_cls().discover(home)
+        if own is None:
+            monkeypatch.delenv("HOME")
+        else:
+            monkeypatch.setenv("HOME", own)
+        if not refs:
+            pytest.fail(
+                f"discover() found no session in the fixture home{' with $' + move[0] if move else ''}"
+            )
+        targets = [refs[0], *refs[-1:]] if len(refs) > 1 else refs
+        events = [(ref, event) for ref in targets for event in self._hook_events(ref, home)]
+        return HookWorld(ctx, home, self.hook_argv(module, ctx), env, records, gate, events)
+
+    @requirement("hook:event")
+    def test_hook_reads_the_event(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoy_home: Path
+    ) -> None:
+        world = self._hook_world(tmp_path, monkeypatch)
+        for ref, event in world.events:
+            world.worker_for(world.run(json.dumps(event).encode()), ref, event, self.installer_cls.id)
+
+    @requirement("hook:spool")
+    def test_hook_writes_the_spool(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoy_home: Path
+    ) -> None:
+        from funes_core.wiring.spooling import convert_into_spool
+
+        world = self._hook_world(tmp_path, monkeypatch)
+        assert self.converter_cls is not None
+        converter = self.converter_cls()
+        ident = self.installer_cls.id
+        for ref, event in world.events:
+            worker = world.worker_for(world.run(json.dumps(event).encode()), ref, event, ident)
+            recorded = world.ctx.funes_home
+            given = Path(worker.funes_home) if worker.funes_home else None
+            assert given is not None and given.absolute() == recorded.absolute(), (
+                f"the worker runs with FUNES_HOME={worker.funes_home}, not the {recorded} recorded at install"
+            )
+            ctx = dataclasses.replace(world.ctx, funes_home=given)
+            convert_into_spool(
+                converter, [Path(s) for s in worker.sources], ctx, sessions=worker.sessions, index=False
+            )
+            spooled = converter.spool_dir(recorded) / spool_filename(ref.session_id)
+            assert spooled.is_file(), f"the worker's conversion wrote no {spooled.name} into the spool"
+            expected = converter.convert(ref)
+            assert list(read_turns_file(spooled).turns) == expected, (
+                f"{spooled.name} does not hold the session's turns as the converter converts it"
+            )
+            shutil.rmtree(converter.spool_dir(recorded))
+
+    @requirement("hook:indexer")
+    def test_hook_starts_the_indexer_detached(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoy_home: Path
+    ) -> None:
+        world = self._hook_world(tmp_path, monkeypatch)
+        for ref, event in world.events:
+            worker = world.worker_for(
+                world.run(json.dumps(event).encode()), ref, event, self.installer_cls.id
+            )
+            assert worker.index, (
+                "the hook's worker is not asked to index (--index): the turns wait in the spool, "
+                f"unsearchable, until the next `funes index` ({worker.argv})"
+            )
+            assert worker.detached, (
+                "the hook's worker is not detached: the hook waited for it, or started it in the agent's "
+                "own session, where the agent waits for it or kills it (start it with "
+                "funes_core.wiring.hookrt.spawn_detached)"
+            )
+
+    @requirement("hook:quiet")
+    def test_hook_is_quiet(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoy_home: Path) -> None:
+        world = self._hook_world(tmp_path, monkeypatch)
+        inputs = [(json.dumps(e).encode(), "an event") for _, e in world.events[:1]]
+        inputs += [(b"", "an empty stdin"), (b"\x00{not json", "garbage on stdin")]
+        for stdin, what in inputs:
+            result = world.run(stdin, wait=False)
+            tail = result.stderr.strip().splitlines()[-1:] or [""]
+            assert result.returncode == 0, f"for {what} the hook exited {result.returncode}: {tail[0][:300]}"
+            assert result.stdout == "", (
+                f"for {what} the hook printed {result.stdout[:200]!r} on stdout (the agent reads it)"
+            )
+            assert result.stderr == "", f"for {what} the hook printed {result.stderr[:200]!r} on stderr"
+
+    @requirement("location:hook")
+    def test_hook_follows_the_location_variables(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        agent = self._agent()
+        if agent is None or not any(loc.env for loc in agent.locations):
+            pytest.skip("capability location-env: the agent declares no location a variable moves")
+        found = moves(agent, self._fixture_home())
+        if not found:
+            pytest.skip("the fixture home holds none of the folders the agent's location variables move")
+        for number, (_, var, default) in enumerate(found):
+            world = self._hook_world(tmp_path / f"moved-{number}", monkeypatch, move=(var, default))
+            where = f" (with ${var}={world.env[var]})"
+            for ref, event in world.events:
+                world.worker_for(
+                    world.run(json.dumps(event).encode()), ref, event, self.installer_cls.id, where
+                )
+
+
+def find_spec_here(module: str) -> bool:
+    """Whether this process can import ``module`` (by its ``sys.path``, PYTHONPATH included)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def path_without(program: str, path: str) -> str:

@@ -37,3 +37,105 @@ def _run_suite(
 def run_suite() -> RunSuite:
     """Run a test module's ``source`` under the kit's pytest plugin alone; its JSON report's results."""
     return _run_suite
+
+
+#: funes-codex's hook module with one bug each (the kit's hook requirements must catch each), written
+#: beside a generated test module: ``-I`` would not import them from there, so their contract classes
+#: run them without it (``hook_argv``).
+HOOK_MODULES = {
+    "kitmut_prints": """
+        import sys
+        from funes_codex.hook import locate
+        from funes_core import run_hook
+
+        def chatty(event, environ):
+            found = locate(event, environ)
+            print(f"funes: converting {found.paths[0] if found else 'nothing'}")
+            return found
+
+        sys.exit(run_hook("codex", chatty))
+    """,
+    "kitmut_newest": """
+        import sys
+        from pathlib import Path
+        from funes_codex.agent import CODEX
+        from funes_core import HookSources, run_hook
+
+        def newest(event, environ):
+            # "The session that just ended is the newest one": not when another is still running.
+            sessions = CODEX.path("sessions", Path(environ["HOME"]), environ=environ)
+            found = sorted(sessions.rglob("rollout-*.jsonl"), key=lambda p: p.name)
+            return HookSources((str(found[-1]),)) if found else None
+
+        sys.exit(run_hook("codex", newest))
+    """,
+    "kitmut_no_index": """
+        import sys
+        from funes_codex.hook import locate
+        from funes_core.wiring.hookrt import HookRun
+
+        run = HookRun.from_argv("codex", sys.argv[1:])
+        found = locate(run.event(), run.environ)
+        if found:
+            run.spawn([*run.funes_command, "integrations", "convert", "codex", found.paths[0]])
+    """,
+    "kitmut_waits": """
+        import subprocess
+        import sys
+        from funes_codex.hook import locate
+        from funes_core.wiring.hookrt import HookRun, worker_argv
+
+        run = HookRun.from_argv("codex", sys.argv[1:])
+        found = locate(run.event(), run.environ)
+        if found:
+            try:  # "give the conversion two seconds, so the turn is in before the next prompt"
+                subprocess.run(worker_argv("codex", run.funes_command, found), env=run.child_env(), timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+    """,
+    "kitmut_env_home": """
+        import sys
+        from funes_codex.hook import locate
+        from funes_core import run_hook
+
+        args = sys.argv[1:]
+        if "--funes-home" in args:  # "FUNES_HOME is in the agent's environment anyway"
+            at = args.index("--funes-home")
+            del args[at : at + 2]
+        sys.exit(run_hook("codex", locate, args))
+    """,
+    "kitmut_strict_stdin": """
+        import io
+        import json
+        import sys
+        from funes_codex.hook import locate
+        from funes_core import run_hook
+
+        event = json.loads(sys.stdin.read())  # an empty stdin raises
+        sys.exit(run_hook("codex", locate, stdin=io.BytesIO(json.dumps(event).encode())))
+    """,
+    "kitmut_locate_default": """
+        import sys
+        from pathlib import Path
+        from funes_codex.hook import find_rollout
+        from funes_core import HookSources, run_hook
+
+        def locate(event, environ):
+            found = find_rollout(event, Path(environ["HOME"]) / ".codex" / "sessions")
+            return HookSources((str(found),)) if found else None
+
+        sys.exit(run_hook("codex", locate))
+    """,
+}
+
+
+@pytest.fixture
+def hook_mutants() -> Callable[[Path], list[str]]:
+    """Write :data:`HOOK_MODULES` into a folder (put it on PYTHONPATH); returns their module names."""
+
+    def write(folder: Path) -> list[str]:
+        for name, body in HOOK_MODULES.items():
+            (folder / f"{name}.py").write_text(textwrap.dedent(body), encoding="utf-8")
+        return sorted(HOOK_MODULES)
+
+    return write

@@ -256,15 +256,23 @@ class NaiveLocalNoFixtureTime(NaiveLocalTime):
     pass
 
 
+class CountsRecordsLate(CountsRecords):
+    # The same bug, on a case whose first half of records gives no turn (echo's two-sessions): the
+    # kit's earlier variant then keeps all but the last record, or it would exercise nothing.
+    pass
+
+
 ONLY_OFFSETS = Path(__file__).parent / "only-offsets"
+LATE_TURNS = Path(__file__).parent / "late-turns"
 if not ONLY_OFFSETS.exists():
     import shutil
 
     shutil.copytree(FIX / "cases" / "basic", ONLY_OFFSETS / "cases" / "basic")
+    shutil.copytree(FIX / "cases" / "two-sessions", LATE_TURNS / "cases" / "two-sessions")
 
 
 def converter_case(cls):
-    fixtures = ONLY_OFFSETS if cls is NaiveLocalNoFixtureTime else FIX
+    fixtures = {NaiveLocalNoFixtureTime: ONLY_OFFSETS, CountsRecordsLate: LATE_TURNS}.get(cls, FIX)
     return type(f"Test{cls.__name__}", (ConverterContract,), {"converter_cls": cls, "fixtures_dir": fixtures})
 
 
@@ -296,6 +304,7 @@ for _cls in (
     CachesInXdg,
     CachesInTmp,
     NaiveLocalNoFixtureTime,
+    CountsRecordsLate,
 ):
     globals()[f"Test{_cls.__name__}"] = converter_case(_cls)
 for _cls in (Clobbering, Greedy):
@@ -341,6 +350,8 @@ EXPECTED_FAILURES = {
     "TestCachesInXdg": {"converter:no-side-effects", "converter:discover"},
     "TestCachesInTmp": {"converter:no-side-effects"},
     "TestNaiveLocalNoFixtureTime": {"converter:timezone"},
+    # Caught by stable-ids only because the kit keeps more records when half give no turn.
+    "TestCountsRecordsLate": {"converter:golden", "converter:stable-ids", "converter:torn-tail"},
     "TestClobbering": {
         "installer:preserves-config",
         "installer:remove-restores",
@@ -446,7 +457,9 @@ def test_the_kit_finds_the_mutators_in_the_fixtures_package(tmp_path: Path, run_
     (package / "__init__.py").write_text(textwrap.dedent(SPIED_PACKAGE), encoding="utf-8")
     done, results = run_suite(tmp_path, MUTATORS_IN_FIXTURES, pythonpath=tmp_path)
     assert done.returncode == 0, done.stdout[-3000:]
-    assert not [r for r in results if r["outcome"] == "skipped"], "nothing is skipped"
+    # Only what echo declares it lacks is skipped (it names no location variable): the mutators were found.
+    skipped = [r for r in results if r["outcome"] == "skipped"]
+    assert [r for r in skipped if not r["reason"].startswith("capability")] == [], "nothing else is skipped"
     calls = set((package / "calls.log").read_text(encoding="utf-8").split())
     assert calls == {"earlier", "torn", "corrupt", "long"}
 

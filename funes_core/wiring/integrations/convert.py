@@ -42,7 +42,14 @@ def convert(
     spool = ctx.spool_dir(ident)
     target = spool if out_dir is None else out_dir.expanduser().absolute()
     if target == spool:
+        from funes_core.wiring.integrations.install import takeover_warning
         from funes_core.wiring.spooling import SpoolLockTimeout, convert_into_spool
+
+        # What every per-turn hook runs: a plugin swapped behind funes' back must not store the
+        # id's sessions again under other ids. Hold back (the transcripts stay) and say the way out.
+        warning = takeover_warning(integ, orch.read_record(ctx, ident) or {})
+        if warning is not None:
+            raise InstallError(f"{warning}; nothing was converted")
 
         try:
             result = orch.call(

@@ -453,6 +453,32 @@ def _refuse_renaming(integ: Integration, record: Mapping[str, Any]) -> None:
     )
 
 
+def takeover_warning(integ: Integration, record: Mapping[str, Any]) -> str | None:
+    """One line when another distribution has taken over the id and names its stored sessions differently.
+
+    :func:`install` refuses such a takeover, but a plugin can also be swapped behind funes' back
+    (``pip uninstall`` one, ``pip install`` the other): the next per-turn hook would then store
+    each of those sessions a second time. The line says which distribution stored them, and the
+    two ways out: reinstall that one to keep the stored ids, or go ahead with ``--takeover``.
+    ``None`` when the same distribution stored them, or the new one names them alike.
+    """
+    before = record.get("dist")
+    if not isinstance(before, str) or not integ.dist or before == integ.dist:
+        return None  # the cheap check first: this runs on every turn's conversion
+    renamed, total, example = renamed_sessions(integ, record)
+    if not renamed or example is None:
+        return None
+    ident = integ.id
+    then = f"{before} {record.get('version', '')}".strip()
+    return (
+        f"{ident}: {integ.dist} {integ.version} has taken over this integration from {then}, which "
+        f"stored its sessions, and names {renamed} of the {total} differently (e.g. {example[0]} is "
+        f"now {example[1]}); the memory is append-only, so each would be stored twice. To keep the "
+        f"stored ids, reinstall {before} (and uninstall {integ.dist}); to go ahead, run "
+        f"`funes integrations install {ident} --takeover`"
+    )
+
+
 def _seed(
     orch: Orchestrator,
     integ: Integration,

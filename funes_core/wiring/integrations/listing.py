@@ -95,4 +95,20 @@ def show_list(orch: Orchestrator, *, as_json: bool = False) -> int:
         )
     if any(r.status == "not installed" for r in found):
         orch.ui.out("install one with: funes integrations install ID")
+    for line in takeovers(orch):
+        orch.ui.err(f"funes: {line}")
     return 0
+
+
+def takeovers(orch: Orchestrator) -> list[str]:
+    """A warning for each integration another distribution took over from the one that stored its
+    sessions, naming them differently (see :func:`.install.takeover_warning`)."""
+    from funes_core.wiring.integrations.install import takeover_warning
+
+    ctx = orch.context()
+    out = []
+    for ident, integ in sorted(orch.pm.integrations().items()):
+        warning = takeover_warning(integ, orch.read_record(ctx, ident) or {})
+        if warning is not None:
+            out.append(warning)
+    return out
