@@ -245,7 +245,7 @@ def test_the_contract_version_the_docs_state_is_the_codes() -> None:
 
     older = sorted(SUPPORTED_CONTRACTS - {CONTRACT_VERSION})
     types = _sections((DOCS / "types.md").read_text(encoding="utf-8"))
-    intro = types["CONTRACT_VERSION"]
+    intro = types["The contract version"]
     assert f"The plugin contract this funes speaks: `{CONTRACT_VERSION}`" in intro
     assert f"(`contract_version={CONTRACT_VERSION}`)" in intro
     for version in older:
