@@ -639,12 +639,48 @@ def test_health_lists_remotes_marks_external_ones_and_says_a_broken_file(funes_h
     vendor = Remote("vendor", "s3://vendor-bucket/memory", taint="external")
     save_remotes(funes_home, [Remote("team", "/srv/team-memory"), vendor])
     html = c.get("/health").text
-    assert "<li><b>team</b> /srv/team-memory</li>" in html
-    assert '<b>vendor</b> s3://vendor-bucket/memory <span class="badge external">external</span></li>' in html
-    assert "funes does not record when it last pushed" in html, "the page says what it cannot know"
+    never = '<span class="meta">never pushed from this machine</span></li>'
+    assert f"<li><b>team</b> /srv/team-memory {never}" in html
+    assert (
+        f'<b>vendor</b> s3://vendor-bucket/memory <span class="badge external">external</span> {never}'
+        in html
+    )
+    assert "another machine's pushes are not listed here" in html, "the page says what it cannot know"
     (funes_home.root / REMOTES_FILE).write_text("remotes = [not toml")
     broken = c.get("/health")
     assert broken.status_code == 200 and '<p class="error">' in broken.text, "a broken file is one line"
+
+
+def test_health_shows_each_remotes_last_push_its_failure_since_escaped_and_an_unreadable_record(
+    funes_home: Home,
+) -> None:
+    from funes_core.share import lastpush
+    from funes_core.share.remotes import Remote, save_remotes
+
+    save_remotes(funes_home, [Remote("team", "/srv/team"), Remote("spare", "/srv/spare")])
+    lastpush.record_failure(funes_home, "team", "an older failure, before the push that finished")
+    lastpush.record_success(funes_home, "team", chunks=12, turns=3, table_version=7)
+    lastpush.record_failure(funes_home, "spare", 'remote spare: <script>alert(1)</script> <img onerror="x">')
+    html = _viewer_client(funes_home).get("/health").text
+    team = re.search(r"<li><b>team</b>.*?</li>", html, re.S)[0]  # type: ignore[index]
+    assert re.search(
+        r'<span class="meta">last push: just now \(12 chunk\(s\), 3 turn\(s\), version 7; '
+        r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\)</span></li>",
+        team,
+    ), team
+    assert "older failure" not in team, "a failure before the last push that finished is not shown"
+    spare = re.search(r"<li><b>spare</b>.*?</li>", html, re.S)[0]  # type: ignore[index]
+    assert "never pushed from this machine" in spare and "last push failed just now" in spare
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &lt;img onerror=&#34;x&#34;&gt;" in spare, spare
+    _inert(html)
+    lastpush.record_path(funes_home, "team").write_text("{not json")
+    broken = _viewer_client(funes_home).get("/health")
+    assert broken.status_code == 200
+    team = re.search(r"<li><b>team</b>.*?</li>", broken.text, re.S)[0]  # type: ignore[index]
+    assert re.search(r'<span class="error">[^<\n]*team\.json is not valid JSON[^<\n]*</span></li>', team), (
+        team
+    )
+    assert "last push failed just now" in broken.text, "the other remote's record is still read"
 
 
 def test_health_lists_live_triggers_newest_first_escaped_and_not_forgotten_ones(

@@ -122,6 +122,15 @@ class PushReport:
     removed: int = 0
     created: bool = False
     upkeep: Upkeep | None = None
+    #: turns whose chunks this push sent (a turn held back by the gate is not counted)
+    turns: int = 0
+    #: the remote's table version once the push (and its index upkeep) committed
+    table_version: int | None = None
+
+    @property
+    def refused_by_gate(self) -> bool:
+        """Nothing went out because the secret gate held back every block there was to send."""
+        return self.nothing_published and self.gate.held_blocks > 0
 
     @property
     def nothing_published(self) -> bool:
@@ -211,8 +220,52 @@ def push(
 ) -> PushReport:
     """Publish the local delta to ``remote``, then keep its indexes up (``reindex``: see :func:`upkeep`).
 
+    The outcome is recorded in ``$FUNES_HOME`` (:mod:`funes_core.share.lastpush`): a push that
+    finished replaces the last one; a failed or refused one (the secret gate holding back all
+    there was to send) is recorded beside it and leaves it as it was.
+
     Raises :class:`RemoteError`, ``ModelMismatchError``, ``NoIndexError`` or :class:`PushRefused`;
     never changes the local memory."""
+    from funes_core.share import lastpush
+
+    try:
+        report = _push(
+            remote, home, yes=yes, confirm=confirm, progress=progress, batch=batch, reindex=reindex, say=say
+        )
+    except Exception as exc:
+        lastpush.record_failure(home, remote.name, str(exc) or type(exc).__name__, say=say)
+        raise
+    if report.refused_by_gate:
+        lastpush.record_failure(
+            home,
+            remote.name,
+            f"the secret gate held back all {report.gate.held_blocks} block(s) to publish",
+            say=say,
+        )
+    else:
+        lastpush.record_success(
+            home,
+            remote.name,
+            chunks=report.published,
+            turns=report.turns,
+            table_version=report.table_version,
+            say=say,
+        )
+    return report
+
+
+def _push(
+    remote: Remote,
+    home: Home,
+    *,
+    yes: bool,
+    confirm: Callable[[str], bool] | None,
+    progress: Progress | None,
+    batch: int,
+    reindex: bool | None,
+    say: Callable[[str], None],
+) -> PushReport:
+    """:func:`push` without the record of its outcome."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -298,6 +351,7 @@ def push(
             if not verdict.clean:
                 held.update(rid for _s, rid, _t in parts)
         report.held_rows = len(held)
+        report.turns = len({key[:2] for key, parts in blocks.items() if parts[0][1] not in held})
         publish = [rid for rid in delta.column("id").to_pylist() if rid not in held]
         if not target.exists():
             target.stamp_model(stamp)
@@ -313,6 +367,7 @@ def push(
         # index step left rows outside them, and its rerun has nothing to upload.
         if target.exists():
             report.upkeep = upkeep(target, reindex)
+            report.table_version = target.data_version()
         if pending.ids or pending.events:
             mark_applied(home, remote.name, pending)
     except (RemoteError, ModelMismatchError, PushRefused):

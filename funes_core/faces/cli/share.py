@@ -218,6 +218,7 @@ def register(app: typer.Typer) -> None:
         "remove", help="Forget a remote and delete its local cache; the data on the remote is untouched."
     )
     def remote_remove(name: Annotated[str, typer.Argument(help="The remote's name.")]) -> None:
+        from funes_core.share import lastpush
         from funes_core.share.mirror import drop_mirror
         from funes_core.share.remotes import save_remotes
         from funes_core.store.purgelog import forget_remote
@@ -230,6 +231,7 @@ def register(app: typer.Typer) -> None:
         save_remotes(home, remotes.values())
         drop_mirror(home, name)
         forget_remote(home, name)
+        lastpush.forget(home, name)
         typer.echo(f"removed remote {name} (its data on the remote is untouched)")
 
     app.add_typer(remote_app)

@@ -487,19 +487,46 @@ def health_page(viewer: Viewer) -> dict[str, Any]:
         found, _ = viewer.catalog.facets(store, memory.label, None, None)
         context["captures"] = captures(found, viewer.installed, now)
         context["triggers"] = live(store)
-    context["remotes"] = _remotes(memory)
+    context["remotes"] = _remotes(memory, now)
     context["stats"] = _stats(memory, now)
     return context
 
 
-def _remotes(memory: Memory | MemorySet) -> list[dict[str, str]] | str:
+def _remotes(memory: Memory | MemorySet, now: datetime) -> list[dict[str, str]] | str:
     from funes_core.share.remotes import RemoteConfigError, load_remotes
 
     try:
         remotes = load_remotes(memory.home)
     except (RemoteConfigError, OSError) as exc:
         return str(exc)
-    return [{"name": r.name, "uri": r.uri, "taint": r.taint} for r in remotes.values()]
+    return [
+        {"name": r.name, "uri": r.uri, "taint": r.taint, **_last_push(memory, r.name, now)}
+        for r in remotes.values()
+    ]
+
+
+def _last_push(memory: Memory | MemorySet, name: str, now: datetime) -> dict[str, str]:
+    """The remote's last push from this machine, in words: ``pushed`` (or why it is not known) and
+    ``failed`` (a failure or refusal since, or the last one when it never pushed)."""
+    from funes_core.read.status import age_words
+    from funes_core.share.lastpush import PushRecordError, load_record
+
+    try:
+        record = load_record(memory.home, name)
+    except PushRecordError as exc:
+        return {"pushed": "", "failed": "", "unreadable": str(exc)}
+    ok, bad = record.success, record.failure
+    pushed = "never pushed from this machine"
+    if ok is not None:
+        version = f", version {ok.table_version}" if ok.table_version is not None else ""
+        pushed = (
+            f"last push: {age_words(ok.when, now)} ({ok.chunks} chunk(s), {ok.turns} turn(s){version}; "
+            f"{ok.when.strftime('%Y-%m-%d %H:%M UTC')})"
+        )
+    failed = ""
+    if bad is not None and (ok is None or bad.when > ok.when):
+        failed = f"last push failed {age_words(bad.when, now)}: {bad.error}"
+    return {"pushed": pushed, "failed": failed, "unreadable": ""}
 
 
 def _stats(memory: Memory | MemorySet, now: datetime) -> dict[str, Any] | str:
