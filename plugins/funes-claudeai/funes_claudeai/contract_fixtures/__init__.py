@@ -17,15 +17,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import lengthen_value
+from funes_contracts.files import json_documents, lengthen_documents
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn"]
 
 
-def _exports(folder: Path) -> list[tuple[Path, list[Any]]]:
-    return [
-        (p, json.loads(p.read_text(encoding="utf-8"))) for p in sorted(folder.rglob("conversations.json"))
-    ]
+def _exports(folder: Path) -> list[tuple[Path, Any]]:
+    return json_documents(folder, "conversations.json")
 
 
 def _write(path: Path, data: list[Any]) -> None:
@@ -79,15 +77,4 @@ def make_corrupt(folder: Path) -> bool:
 
 def make_long(folder: Path, filler: str, expected: Path) -> bool:
     """``filler`` appended to the longest text the golden keeps (in ``content``; ``text`` mirrors it)."""
-    kept = [
-        block.get("text", "")
-        for line in expected.read_text(encoding="utf-8").split("\n")
-        if line.strip()
-        for block in json.loads(line).get("blocks", [])
-    ]
-    for path, data in _exports(folder):
-        longer = lengthen_value(data, filler, kept)
-        if longer is not None:
-            _write(path, longer)
-            return True
-    return False
+    return lengthen_documents(_exports(folder), filler, expected, _write)
