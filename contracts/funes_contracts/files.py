@@ -30,6 +30,7 @@ __all__ = [
     "complete_lines",
     "copy_case",
     "corrupt_lines",
+    "cut_inside",
     "earlier_lines",
     "golden_texts",
     "json_documents",
@@ -187,6 +188,17 @@ def strip_offsets(folder: Path) -> bool:
             changed |= hit
         path.write_text("".join(out), encoding="utf-8")
     return changed
+
+
+def cut_inside(text: str, value: str) -> str | None:
+    """``text`` (a JSON document) cut halfway through the last place it holds the string ``value``.
+
+    What a reader sees of a document still being written: the cut falls inside the text, not
+    between records. ``None`` when ``value`` is empty or not in ``text`` (as JSON writes it).
+    """
+    needle = json.dumps(value, ensure_ascii=False)[1:-1]
+    where = text.rfind(needle) if value else -1
+    return text[: where + max(1, len(needle) // 2)] if where >= 0 else None
 
 
 def corrupt_lines(folder: Path) -> bool:

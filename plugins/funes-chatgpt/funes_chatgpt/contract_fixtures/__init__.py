@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import json_documents, lengthen_documents
+from funes_contracts.files import cut_inside, json_documents, lengthen_documents
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn"]
 
@@ -72,14 +72,10 @@ def make_torn(folder: Path) -> bool:
         last = data[-1]
         message = last["mapping"][last["current_node"]]["message"]
         parts = [p for p in message["content"].get("parts", []) if isinstance(p, str) and p.strip()]
-        if len(data) < 2 or not parts:
-            continue
-        needle = json.dumps(parts[-1], ensure_ascii=False)[1:-1]
-        where = text.rfind(needle)
-        if where < 0:
-            continue
-        path.write_text(text[: where + max(1, len(needle) // 2)], encoding="utf-8")
-        done = True
+        torn = cut_inside(text, parts[-1]) if len(data) >= 2 and parts else None
+        if torn is not None:
+            path.write_text(torn, encoding="utf-8")
+            done = True
     return done
 
 

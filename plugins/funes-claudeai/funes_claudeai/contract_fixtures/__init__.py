@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import json_documents, lengthen_documents
+from funes_contracts.files import cut_inside, json_documents, lengthen_documents
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn"]
 
@@ -55,12 +55,10 @@ def make_torn(folder: Path) -> bool:
             if p.get("type") == "text"
         ]
         last = next((p for p in reversed(parts) if p.strip()), "")
-        needle = json.dumps(last, ensure_ascii=False)[1:-1]
-        where = text.rfind(needle) if last else -1
-        if len(data) < 2 or where < 0:
-            continue
-        path.write_text(text[: where + max(1, len(needle) // 2)], encoding="utf-8")
-        done = True
+        torn = cut_inside(text, last) if len(data) >= 2 else None
+        if torn is not None:
+            path.write_text(torn, encoding="utf-8")
+            done = True
     return done
 
 
