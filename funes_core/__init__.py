@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         parse_ts as parse_ts,
         read_json_array as read_json_array,
         read_json_lines as read_json_lines,
+        sqlite_readonly as sqlite_readonly,
     )
     from funes_core.models.base import (
         Embedder as Embedder,

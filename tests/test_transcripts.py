@@ -71,3 +71,27 @@ def test_a_sound_export_has_no_problem(tmp_path: Path) -> None:
     assert export_problem(read_json_array(path), 1, "ChatGPT conversations") is None
     path.write_text("[]", encoding="utf-8")
     assert export_problem(read_json_array(path), 0, "ChatGPT conversations") is None
+
+
+def test_sqlite_readonly_reads_a_store_and_leaves_no_trace(tmp_path: Path) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    from funes_core import sqlite_readonly
+
+    store = tmp_path / "agent.db"
+    with closing(sqlite3.connect(store)) as conn:
+        conn.execute("CREATE TABLE t (v TEXT)")
+        conn.execute("INSERT INTO t VALUES ('caf\u00e9')")
+        conn.commit()
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with sqlite_readonly(store) as conn:
+        assert conn is not None
+        rows = conn.execute("SELECT v FROM t").fetchall()
+        assert rows == [("caf\u00e9".encode(),)], "rows come back as bytes"
+        with pytest.raises(sqlite3.OperationalError):
+            conn.execute("INSERT INTO t VALUES ('x')")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before, "no -wal, -shm or journal left beside it"
+    with sqlite_readonly(tmp_path / "missing.db") as conn:
+        assert conn is None
+    assert not (tmp_path / "missing.db").exists()

@@ -9,15 +9,24 @@ what ``funes integrations check <id>`` reports on.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import pytest
 
 from funes_contracts.converter import ConverterContract
 from funes_contracts.requirements import REQUIREMENTS, Requirement
 from funes_contracts.wiring import HookInstallerContract, ToolRegistrarContract, list_mcp_tools
+from funes_core import lazy_exports
 from funes_core.host.api import CONTRACT_VERSION as _CORE_CONTRACT
 from funes_core.host.api import Converter, HookInstaller, ToolRegistrar
+
+# StoreContract pulls in numpy and the embedder: these load only when asked for (lazy_exports reads
+# this block back), so loading this package, which pytest does for every run through the pytest11
+# plugin, stays cheap.
+if TYPE_CHECKING:
+    from funes_contracts.models import EmbedderContract as EmbedderContract
+    from funes_contracts.models import RerankerContract as RerankerContract
+    from funes_contracts.store import StoreContract as StoreContract
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"
@@ -102,16 +111,4 @@ __all__ = [
     "requirement",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # StoreContract pulls in numpy and the embedder: import it only when asked for, so loading
-    # this package (which pytest does for every run, through the pytest11 plugin) stays cheap.
-    if name == "StoreContract":
-        from funes_contracts.store import StoreContract
-
-        return StoreContract
-    if name in ("EmbedderContract", "RerankerContract"):
-        from funes_contracts import models
-
-        return getattr(models, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

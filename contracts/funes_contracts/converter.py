@@ -55,6 +55,7 @@ from funes_core.host.api import (
     Capabilities,
     Converter,
     IntegrationError,
+    IntegrationPart,
     SessionRef,
     last_activity,
     spool_filename,
@@ -76,6 +77,19 @@ CASE_DIR = "{case}"
 #: Far-off zones for an agent that writes local time (``Capabilities(local_time=True)``): the
 #: farthest ahead, the farthest behind, a quarter-hour offset and one with daylight-saving time.
 LOCAL_TIME_ZONES = ("Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Kathmandu", "America/St_Johns")
+
+
+def assert_identity(cls: type[IntegrationPart], base: type[IntegrationPart]) -> None:
+    """The part's id, label and contract version are well formed, and it is a concrete ``base``."""
+    assert isinstance(getattr(cls, "id", None), str) and ID_PATTERN.fullmatch(cls.id), (
+        f"{cls.__name__}.id must match [a-z0-9_-]+"
+    )
+    assert isinstance(getattr(cls, "label", None), str) and cls.label.strip(), "label must be non-empty"
+    assert getattr(cls, "contract_version", None) == CONTRACT_VERSION, (
+        f"contract_version must be {CONTRACT_VERSION}"
+    )
+    assert not getattr(cls, "__abstractmethods__", None), f"abstract: {cls.__abstractmethods__}"
+    assert isinstance(cls(), base)
 
 
 def case_relative(turns: Sequence[Turn], folder: Path) -> list[Turn]:
@@ -327,16 +341,7 @@ class ConverterContract:
 
     @requirement("converter:identity")
     def test_identity(self) -> None:
-        cls = self.converter_cls
-        assert isinstance(getattr(cls, "id", None), str) and ID_PATTERN.fullmatch(cls.id), (
-            f"{cls.__name__}.id must match [a-z0-9_-]+"
-        )
-        assert isinstance(getattr(cls, "label", None), str) and cls.label.strip(), "label must be non-empty"
-        assert getattr(cls, "contract_version", None) == CONTRACT_VERSION, (
-            f"contract_version must be {CONTRACT_VERSION}"
-        )
-        assert not getattr(cls, "__abstractmethods__", None), f"abstract: {cls.__abstractmethods__}"
-        assert isinstance(cls(), Converter)
+        assert_identity(self.converter_cls, Converter)
 
     @requirement("converter:discover-empty-home")
     def test_discover_empty_home(self, converter: Converter, caps: Capabilities, tmp_path: Path) -> None:
@@ -352,15 +357,7 @@ class ConverterContract:
     def test_discover(
         self, converter: Converter, caps: Capabilities, tmp_path: Path, decoy_home: Path
     ) -> None:
-        if not caps.discover:
-            self._skip_capability("discover", "the converter declares it cannot discover sessions")
-        if self.fixtures_dir is not None and not Path(self.fixtures_dir).is_dir():
-            pytest.fail(self._missing_fixtures())
-        source = Path(self.fixtures_dir) / "home" if self.fixtures_dir else None
-        if source is None or not source.is_dir():
-            pytest.skip("no home/ folder in fixtures_dir (a HOME as the agent leaves it)")
-        home = tmp_path / "home"
-        shutil.copytree(source, home)
+        source, home = self._home_copy(caps, tmp_path)
         # The process's own ~ holds the agent's sessions too: a converter reading it instead of the
         # HOME it was given finds them there.
         shutil.copytree(source, decoy_home, dirs_exist_ok=True)

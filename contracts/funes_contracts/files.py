@@ -18,7 +18,7 @@ import re
 import shutil
 import sqlite3
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +30,11 @@ __all__ = [
     "complete_lines",
     "copy_case",
     "corrupt_lines",
+    "cut_inside",
     "earlier_lines",
+    "golden_texts",
+    "json_documents",
+    "lengthen_documents",
     "lengthen_lines",
     "lengthen_value",
     "line_record_files",
@@ -186,6 +190,17 @@ def strip_offsets(folder: Path) -> bool:
     return changed
 
 
+def cut_inside(text: str, value: str) -> str | None:
+    """``text`` (a JSON document) cut halfway through the last place it holds the string ``value``.
+
+    What a reader sees of a document still being written: the cut falls inside the text, not
+    between records. ``None`` when ``value`` is empty or not in ``text`` (as JSON writes it).
+    """
+    needle = json.dumps(value, ensure_ascii=False)[1:-1]
+    where = text.rfind(needle) if value else -1
+    return text[: where + max(1, len(needle) // 2)] if where >= 0 else None
+
+
 def corrupt_lines(folder: Path) -> bool:
     """Insert :data:`GARBAGE_RECORD` after the first record of each line-record file."""
     files = line_record_files(folder)
@@ -269,7 +284,12 @@ def sqlite_databases(folder: Path, pattern: str) -> Iterator[sqlite3.Connection]
             conn.commit()
 
 
-def _golden_texts(expected: Path) -> list[str]:
+def golden_texts(expected: Path) -> list[str]:
+    """The block texts of the golden ``expected`` (none when it is missing): what the converter keeps.
+
+    A ``make_long`` lengthens only a string found inside one of them, so the filler is known to
+    come through.
+    """
     texts: list[str] = []
     try:
         lines = expected.read_text(encoding="utf-8").split("\n")
@@ -328,6 +348,29 @@ def lengthen_value(value: Any, filler: str, kept: list[str]) -> Any | None:
     return lengthened
 
 
+def json_documents(folder: Path, pattern: str) -> list[tuple[Path, Any]]:
+    """Each file under ``folder`` named like ``pattern``, with its parsed JSON (one document a file)."""
+    return [(path, json.loads(path.read_text(encoding="utf-8"))) for path in sorted(folder.rglob(pattern))]
+
+
+def lengthen_documents(
+    documents: Iterable[tuple[Path, Any]], filler: str, expected: Path, write: Callable[[Path, Any], None]
+) -> bool:
+    """``make_long`` for a format of one JSON document a file (an export, a session document).
+
+    The first of ``documents`` (``(path, parsed JSON)``) holding a string the golden keeps gets
+    ``filler`` appended to the longest such string (:func:`lengthen_value`) and is written back
+    with ``write`` (the format's own layout). ``False`` when none holds one.
+    """
+    kept = golden_texts(expected)
+    for path, data in documents:
+        longer = lengthen_value(data, filler, kept)
+        if longer is not None:
+            write(path, longer)
+            return True
+    return False
+
+
 def lengthen_lines(folder: Path, filler: str, expected: Path) -> bool:
     """Append ``filler`` to the longest string of a JSON-lines transcript that the golden keeps as text.
 
@@ -335,7 +378,7 @@ def lengthen_lines(folder: Path, filler: str, expected: Path) -> bool:
     is known to keep it (a Codex developer message, which the converter skips on purpose, is never
     picked). Returns ``False`` when no such string exists.
     """
-    kept = _golden_texts(expected)
+    kept = golden_texts(expected)
     for path in line_record_files(folder):
         lines = [line for line in _lines(path) if line.strip()]
         records = [json.loads(line) for line in lines]

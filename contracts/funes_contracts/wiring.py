@@ -28,6 +28,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from funes_contracts import files
+from funes_contracts.converter import assert_identity
 from funes_contracts.hookrun import (
     HookWorld,
     find_hook_module,
@@ -39,8 +40,6 @@ from funes_contracts.hookrun import (
 )
 from funes_core.host.agent import Agent
 from funes_core.host.api import (
-    CONTRACT_VERSION,
-    ID_PATTERN,
     Capabilities,
     ConfigError,
     Converter,
@@ -73,18 +72,6 @@ EMPTY_DOCUMENTS = {
 }
 #: Examples the config fuzz draws per part (hypothesis); kept small so the suite stays quick.
 FUZZ_EXAMPLES = 25
-
-
-def _identity(cls: type[IntegrationPart], base: type[IntegrationPart]) -> None:
-    assert isinstance(getattr(cls, "id", None), str) and ID_PATTERN.fullmatch(cls.id), (
-        f"{cls.__name__}.id must match [a-z0-9_-]+"
-    )
-    assert isinstance(getattr(cls, "label", None), str) and cls.label.strip(), "label must be non-empty"
-    assert getattr(cls, "contract_version", None) == CONTRACT_VERSION, (
-        f"contract_version must be {CONTRACT_VERSION}"
-    )
-    assert not getattr(cls, "__abstractmethods__", None), f"abstract: {cls.__abstractmethods__}"
-    assert isinstance(cls(), base)
 
 
 def _world(ctx: InstallContext) -> dict[str, bytes]:
@@ -197,7 +184,7 @@ class _WiringContract:
 
     @requirement("{role}:identity")
     def test_identity(self) -> None:
-        _identity(self.part_cls(), self.base)
+        assert_identity(self.part_cls(), self.base)
 
     @requirement("{role}:missing-config")
     def test_missing_config(self, part: Any, funes_ctx: InstallContext) -> None:

@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,6 +57,7 @@ __all__ = [
     "parse_ts",
     "read_json_array",
     "read_json_lines",
+    "sqlite_readonly",
 ]
 
 #: The characters Unicode calls White_Space: what "blank" means in every funes converter
@@ -322,3 +325,30 @@ def export_problem(read: JsonLines, kept: int, what: str) -> str | None:
     if kept == 0 and (read.records or read.skipped):
         return f"holds no {what} (a JSON array of something else); nothing read"
     return None
+
+
+@contextmanager
+def sqlite_readonly(path: Path) -> Iterator[sqlite3.Connection | None]:
+    """An agent's SQLite store, opened to read and leave no trace (``None`` when it cannot be opened).
+
+    While the agent runs (its write-ahead log exists beside the file), ``mode=ro`` goes through
+    SQLite's own locking, so rows being committed are wholly visible or not at all. With no log
+    nothing is being written: the file is opened ``immutable``, so SQLite creates no ``-wal`` or
+    ``-shm`` file in the user's folder. Text comes back as bytes (``text_factory``), so a converter
+    decodes each row itself and one bad row cannot fail a whole query. OpenCode, Kilo, Hermes and
+    Crush read their stores through it.
+    """
+    if not path.is_file():
+        yield None
+        return
+    live = path.with_name(path.name + "-wal").exists()
+    try:
+        conn = sqlite3.connect(
+            path.absolute().as_uri() + ("?mode=ro" if live else "?immutable=1"), uri=True, timeout=5
+        )
+    except sqlite3.Error:
+        yield None
+        return
+    with closing(conn):
+        conn.text_factory = bytes
+        yield conn

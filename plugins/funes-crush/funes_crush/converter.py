@@ -22,30 +22,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from funes_core import Block, Converter, SessionRef, Turn, clean_id, is_blank, parse_ts
+from funes_core import Block, Converter, SessionRef, Turn, clean_id, is_blank, parse_ts, sqlite_readonly
 from funes_crush.agent import AGENT, DB_NAME
 
 __all__ = ["CrushConverter"]
 
 _EPOCH = "1970-01-01T00:00:00Z"
 _ROLES = frozenset({"user", "assistant", "tool"})
-
-
-def _connect(path: Path) -> sqlite3.Connection | None:
-    """A read-only connection; ``immutable`` when no write-ahead log shows Crush is running."""
-    live = path.with_name(path.name + "-wal").exists()
-    try:
-        conn = sqlite3.connect(
-            path.absolute().as_uri() + ("?mode=ro" if live else "?immutable=1"), uri=True, timeout=5
-        )
-    except sqlite3.Error:
-        return None
-    conn.text_factory = bytes  # decode each row ourselves: one bad row must not fail the query
-    return conn
 
 
 def _decode(value: object) -> str | None:
@@ -100,10 +86,9 @@ class CrushConverter(Converter, agent=AGENT):
     def sessions_in(self, path: Path) -> list[SessionRef]:
         refs: list[SessionRef] = []
         for db in self.transcript_files(path, DB_NAME):
-            conn = _connect(db)
-            if conn is None:
-                continue
-            with closing(conn):
+            with sqlite_readonly(db) as conn:
+                if conn is None:
+                    continue
                 try:
                     rows = conn.execute(
                         "SELECT id, updated_at FROM sessions ORDER BY created_at, id"
@@ -120,10 +105,9 @@ class CrushConverter(Converter, agent=AGENT):
         return refs
 
     def convert(self, ref: SessionRef) -> list[Turn]:
-        conn = _connect(ref.path)
-        if conn is None:
-            return []
-        with closing(conn):
+        with sqlite_readonly(ref.path) as conn:
+            if conn is None:
+                return []
             try:
                 rows = conn.execute(
                     "SELECT id, session_id, role, parts, created_at, finished_at FROM messages"

@@ -22,15 +22,23 @@ import json
 import math
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from funes_core import Block, Converter, SessionRef, Turn, clean_text, is_blank, parse_ts, safe_id
+from funes_core import (
+    Block,
+    Converter,
+    SessionRef,
+    Turn,
+    clean_text,
+    is_blank,
+    parse_ts,
+    safe_id,
+    sqlite_readonly,
+)
 from funes_hermes.agent import HERMES, STATE_DB, state_dbs
 
-__all__ = ["SESSION_ID", "HermesConverter", "open_readonly"]
+__all__ = ["SESSION_ID", "HermesConverter"]
 
 #: The session ids funes accepts: they name a spool file as they are.
 SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -45,29 +53,6 @@ _ROLES = frozenset({"user", "assistant", "tool"})
 
 class _Unreadable(Exception):
     """A row whose text cannot be decoded: skipped whole."""
-
-
-@contextmanager
-def open_readonly(path: Path) -> Iterator[sqlite3.Connection | None]:
-    """A read-only connection to ``path`` (``None`` when it is not a database we can open).
-
-    While Hermes runs (its write-ahead log exists), ``mode=ro`` goes through SQLite's own locking,
-    so rows Hermes is committing right now are either wholly visible or not at all; that is the
-    point of reading in place instead of copying a WAL database file by file.
-    """
-    # With no write-ahead log beside it, nothing is being written: open the file as immutable, so
-    # SQLite creates no -wal/-shm files in the user's Hermes home (a reader must leave no trace).
-    live = path.with_name(path.name + "-wal").exists()
-    try:
-        conn = sqlite3.connect(
-            path.absolute().as_uri() + ("?mode=ro" if live else "?immutable=1"), uri=True, timeout=5
-        )
-    except sqlite3.Error:
-        yield None
-        return
-    with closing(conn):
-        conn.text_factory = bytes  # decode ourselves: one bad row must not fail the whole query
-        yield conn
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
@@ -207,7 +192,7 @@ class HermesConverter(Converter, agent=HERMES):
 
     def parent_of(self, db: Path, session_id: str) -> str | None:
         """The session this one continues (Hermes starts a new one when it compresses context)."""
-        with open_readonly(db) as conn:
+        with sqlite_readonly(db) as conn:
             if conn is None or "parent_session_id" not in _columns(conn, "sessions"):
                 return None
             try:
@@ -225,7 +210,7 @@ class HermesConverter(Converter, agent=HERMES):
             fallback = db.stat().st_mtime
         except OSError:
             return []
-        with open_readonly(db) as conn:
+        with sqlite_readonly(db) as conn:
             if conn is None:
                 return []
             columns = _columns(conn, "messages")
@@ -261,7 +246,7 @@ class HermesConverter(Converter, agent=HERMES):
     def convert(self, ref: SessionRef) -> list[Turn]:
         if not SESSION_ID.fullmatch(ref.session_id):
             return []
-        with open_readonly(ref.path) as conn:
+        with sqlite_readonly(ref.path) as conn:
             if conn is None:
                 return []
             columns = _columns(conn, "messages")

@@ -10,13 +10,12 @@ it, for a database :func:`make_earlier`, :func:`make_torn` and :func:`make_corru
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from funes_contracts.files import sqlite_databases, sqlite_fixture
+from funes_contracts.files import golden_texts, sqlite_databases, sqlite_fixture
 
 __all__ = [
     "FIXTURES",
@@ -112,12 +111,7 @@ if __name__ == "__main__":
 
 def make_long(folder: Path, filler: str, expected: Path) -> bool:
     """The longest message text the golden keeps, with ``filler`` appended to its content."""
-    kept = [
-        block.get("text", "")
-        for line in expected.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-        for block in json.loads(line).get("blocks", [])
-    ]
+    kept = golden_texts(expected)
     done = False
     for conn in _databases(folder):
         rows = conn.execute("SELECT id, content FROM messages WHERE typeof(content) = 'text'").fetchall()

@@ -28,46 +28,19 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
-from funes_core import Block, Converter, SessionRef, Turn, compact_json, parse_ts
+from funes_core import Block, Converter, SessionRef, Turn, compact_json, parse_ts, sqlite_readonly
 from funes_opencode.agent import AGENT, databases
 
-__all__ = ["SESSION_ID", "OpenCodeConverter", "open_readonly"]
+__all__ = ["SESSION_ID", "OpenCodeConverter"]
 
 #: OpenCode's session ids (``ses_`` + base62); also what the hook accepts from the plugin.
 SESSION_ID = re.compile(r"^ses_[A-Za-z0-9]+$")
 _SKIPPED_PARTS = frozenset(
     {"step-start", "step-finish", "snapshot", "patch", "compaction", "agent", "retry", "subtask"}
 )
-
-
-@contextmanager
-def open_readonly(path: Path) -> Iterator[sqlite3.Connection | None]:
-    """A read-only connection to ``path`` (``None`` when it is not a database we can open).
-
-    While OpenCode runs (its write-ahead log exists beside the file), ``mode=ro`` goes through
-    SQLite's own locking, so rows being committed are wholly visible or not at all. With no log
-    nothing is being written: the file is opened ``immutable``, so SQLite creates no ``-wal`` or
-    ``-shm`` file next to it (a reader leaves no trace in the user's data folder).
-    """
-    if not path.is_file():
-        yield None
-        return
-    live = path.with_name(path.name + "-wal").exists()
-    try:
-        conn = sqlite3.connect(
-            path.absolute().as_uri() + ("?mode=ro" if live else "?immutable=1"), uri=True, timeout=5
-        )
-    except sqlite3.Error:
-        yield None
-        return
-    with closing(conn):
-        conn.text_factory = bytes  # decode ourselves: one bad row must not fail the whole query
-        yield conn
 
 
 def _text(value: object) -> str | None:
@@ -152,7 +125,7 @@ class OpenCodeConverter(Converter, agent=AGENT):
         candidates = [path] if path.is_file() else sorted(path.glob(pattern)) if path.is_dir() else []
         refs: list[SessionRef] = []
         for db in candidates:
-            with open_readonly(db) as conn:
+            with sqlite_readonly(db) as conn:
                 if conn is None:
                     continue
                 try:
@@ -174,7 +147,7 @@ class OpenCodeConverter(Converter, agent=AGENT):
         return next((r for r in self.sessions_in(db) if r.session_id == session_id), None)
 
     def convert(self, ref: SessionRef) -> list[Turn]:
-        with open_readonly(ref.path) as conn:
+        with sqlite_readonly(ref.path) as conn:
             if conn is None:
                 return []
             try:

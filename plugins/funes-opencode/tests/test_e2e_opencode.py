@@ -1,90 +1,36 @@
 """End to end with the real OpenCode CLI (opencode-ai, pinned by funes-contracts) against the fake model.
 
-One throwaway HOME whose XDG dirs are moved elsewhere (``XDG_CONFIG_HOME``, ``XDG_DATA_HOME``), to
-prove they are honoured, a FUNES_HOME and a project folder:
-
-1. a small memory is indexed (the repository's examples, hash embedder);
-2. ``funes integrations install opencode`` adds ``mcp.funes`` to the user's ``opencode.json``
-   (which already holds their provider settings) and writes the capture plugin;
-3. ``opencode run`` runs a real session in which the fake model calls ``funes_recall`` on the
-   first request and receives a passage of the examples;
-4. the plugin's ``session.idle`` handler converts the session from OpenCode's database into the
-   spool and indexes it in the background: a phrase only the prompt held becomes recallable;
-5. ``funes integrations remove opencode`` gives ``opencode.json`` back byte for byte and deletes
-   the plugin file.
+:func:`~funes_opencode.contract_fixtures.end_to_end.wired_session` indexes a small memory, runs
+``funes integrations install opencode`` on a user's ``opencode.json`` (whose XDG dirs are moved, to
+prove they are honoured), runs a real ``opencode run`` in which the fake model recalls, and waits
+until the capture plugin has indexed the session. Then ``funes integrations remove opencode``
+gives ``opencode.json`` back byte for byte and deletes the plugin file.
 """
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import Path
 
 import pytest
 
-from funes_contracts.agent_cli import agent_world, funes, ok, recalled, run, wait_until_recalled
-from funes_contracts.fake_model import FakeModel
+from funes_contracts.agent_cli import funes, recalled
+from funes_opencode.contract_fixtures.end_to_end import MARKER, wired_session
 
 pytestmark = [pytest.mark.agent_cli, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[3]
-MARKER = "quokka lighthouse semaphore 4417"
-EXAMPLE_PHRASE = "sensor readings for tidepool"
 
 
 def test_opencode_end_to_end(tmp_path: Path) -> None:
-    config_home, data_home = tmp_path / "xdg-config", tmp_path / "xdg-data"
-    opencode, _, _, project, env = agent_world(
+    config, original, plugin, env, project = wired_session(
         tmp_path,
         "opencode",
-        folders=[config_home / "opencode", data_home],
-        drop=("OPENCODE_", "XDG_"),
-        XDG_CONFIG_HOME=str(config_home),
-        XDG_DATA_HOME=str(data_home),
+        examples=REPO / "examples" / "sessions",
+        drop=("OPENCODE_",),
+        schema="https://opencode.ai/config.json",
         OPENCODE_DISABLE_MODELS_FETCH="1",
         OPENCODE_DISABLE_AUTOUPDATE="1",
     )
-    config = config_home / "opencode" / "opencode.json"
-    plugin = config_home / "opencode" / "plugins" / "funes.js"
-
-    with FakeModel(
-        tool_pattern=r"^funes_recall$",
-        tool_args={"query": "Postgres embedded sensor readings"},
-        reply="Recalled it.",
-    ) as model:
-        original = (
-            "{\n"
-            '  "$schema": "https://opencode.ai/config.json",\n'
-            '  "model": "fake/fake-model",\n'
-            '  "autoupdate": false,\n'
-            '  "provider": {\n'
-            '    "fake": {\n'
-            '      "npm": "@ai-sdk/openai-compatible",\n'
-            '      "name": "Fake",\n'
-            f'      "options": {{"baseURL": "{model.url}/v1", "apiKey": "sk-fake"}},\n'
-            '      "models": {"fake-model": {"name": "Fake model"}}\n'
-            "    }\n"
-            "  }\n"
-            "}\n"
-        )
-        config.write_text(original, encoding="utf-8")
-
-        funes("index", REPO / "examples" / "sessions", env=env, cwd=project)
-        assert "opencode" in funes("integrations", "install", "opencode", env=env, cwd=project)
-        wired = json.loads(config.read_text(encoding="utf-8"))
-        assert wired["mcp"]["funes"]["command"][-1] == "mcp", wired
-        assert plugin.is_file() and "session.idle" in plugin.read_text(encoding="utf-8")
-
-        started = time.monotonic()
-        ok(run([opencode, "run", f"What did we decide about storage? {MARKER}"], env, project, timeout=300))
-        ended = time.monotonic()
-        print(f"opencode run took {ended - started:.1f} s")
-
-    assert model.called("funes_recall"), "funes_recall was never called"
-    assert model.saw(EXAMPLE_PHRASE), "the tool result the model received holds a passage of the memory"
-    assert list((data_home / "opencode").glob("opencode*.db")), "OpenCode kept its database in XDG_DATA_HOME"
-
-    wait_until_recalled(env, project, MARKER, "4417", since=ended)
 
     funes("integrations", "remove", "opencode", env=env, cwd=project)
     assert config.read_text(encoding="utf-8") == original, "opencode.json is back to its original bytes"

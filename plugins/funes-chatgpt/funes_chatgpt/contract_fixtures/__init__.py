@@ -18,15 +18,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import lengthen_value
+from funes_contracts.files import cut_inside, json_documents, lengthen_documents
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn"]
 
 
-def _exports(folder: Path) -> list[tuple[Path, list[Any]]]:
-    return [
-        (p, json.loads(p.read_text(encoding="utf-8"))) for p in sorted(folder.rglob("conversations.json"))
-    ]
+def _exports(folder: Path) -> list[tuple[Path, Any]]:
+    return json_documents(folder, "conversations.json")
 
 
 def _write(path: Path, data: list[Any]) -> None:
@@ -74,14 +72,10 @@ def make_torn(folder: Path) -> bool:
         last = data[-1]
         message = last["mapping"][last["current_node"]]["message"]
         parts = [p for p in message["content"].get("parts", []) if isinstance(p, str) and p.strip()]
-        if len(data) < 2 or not parts:
-            continue
-        needle = json.dumps(parts[-1], ensure_ascii=False)[1:-1]
-        where = text.rfind(needle)
-        if where < 0:
-            continue
-        path.write_text(text[: where + max(1, len(needle) // 2)], encoding="utf-8")
-        done = True
+        torn = cut_inside(text, parts[-1]) if len(data) >= 2 and parts else None
+        if torn is not None:
+            path.write_text(torn, encoding="utf-8")
+            done = True
     return done
 
 
@@ -99,15 +93,4 @@ def make_corrupt(folder: Path) -> bool:
 
 def make_long(folder: Path, filler: str, expected: Path) -> bool:
     """``filler`` appended to the longest message text the golden keeps."""
-    kept = [
-        block.get("text", "")
-        for line in expected.read_text(encoding="utf-8").split("\n")
-        if line.strip()
-        for block in json.loads(line).get("blocks", [])
-    ]
-    for path, data in _exports(folder):
-        longer = lengthen_value(data, filler, kept)
-        if longer is not None:
-            _write(path, longer)
-            return True
-    return False
+    return lengthen_documents(_exports(folder), filler, expected, _write)

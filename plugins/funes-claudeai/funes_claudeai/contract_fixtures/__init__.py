@@ -17,15 +17,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import lengthen_value
+from funes_contracts.files import cut_inside, json_documents, lengthen_documents
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn"]
 
 
-def _exports(folder: Path) -> list[tuple[Path, list[Any]]]:
-    return [
-        (p, json.loads(p.read_text(encoding="utf-8"))) for p in sorted(folder.rglob("conversations.json"))
-    ]
+def _exports(folder: Path) -> list[tuple[Path, Any]]:
+    return json_documents(folder, "conversations.json")
 
 
 def _write(path: Path, data: list[Any]) -> None:
@@ -57,12 +55,10 @@ def make_torn(folder: Path) -> bool:
             if p.get("type") == "text"
         ]
         last = next((p for p in reversed(parts) if p.strip()), "")
-        needle = json.dumps(last, ensure_ascii=False)[1:-1]
-        where = text.rfind(needle) if last else -1
-        if len(data) < 2 or where < 0:
-            continue
-        path.write_text(text[: where + max(1, len(needle) // 2)], encoding="utf-8")
-        done = True
+        torn = cut_inside(text, last) if len(data) >= 2 else None
+        if torn is not None:
+            path.write_text(torn, encoding="utf-8")
+            done = True
     return done
 
 
@@ -79,15 +75,4 @@ def make_corrupt(folder: Path) -> bool:
 
 def make_long(folder: Path, filler: str, expected: Path) -> bool:
     """``filler`` appended to the longest text the golden keeps (in ``content``; ``text`` mirrors it)."""
-    kept = [
-        block.get("text", "")
-        for line in expected.read_text(encoding="utf-8").split("\n")
-        if line.strip()
-        for block in json.loads(line).get("blocks", [])
-    ]
-    for path, data in _exports(folder):
-        longer = lengthen_value(data, filler, kept)
-        if longer is not None:
-            _write(path, longer)
-            return True
-    return False
+    return lengthen_documents(_exports(folder), filler, expected, _write)

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import lengthen_value
+from funes_contracts.files import lengthen_documents
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn"]
 
@@ -73,15 +73,4 @@ def make_corrupt(folder: Path) -> bool:
 
 def make_long(folder: Path, filler: str, expected: Path) -> bool:
     """``filler`` appended to the longest text of a session that the golden keeps."""
-    kept = [
-        block.get("text", "")
-        for line in expected.read_text(encoding="utf-8").split("\n")
-        if line.strip()
-        for block in json.loads(line).get("blocks", [])
-    ]
-    for path, data in _sessions(folder):
-        longer = lengthen_value(data, filler, kept)
-        if longer is not None:
-            _write(path, longer)
-            return True
-    return False
+    return lengthen_documents(_sessions(folder), filler, expected, _write)

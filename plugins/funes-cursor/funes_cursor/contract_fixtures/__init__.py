@@ -22,7 +22,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import lengthen_value
+from funes_contracts.files import golden_texts, lengthen_value
 
 __all__ = ["SOURCE", "TARGET", "build", "make_corrupt", "make_earlier", "make_long", "make_torn"]
 
@@ -139,12 +139,7 @@ def make_corrupt(folder: Path) -> bool:
 
 def make_long(folder: Path, filler: str, expected: Path) -> bool:
     """``filler`` appended to the longest bubble text the golden keeps."""
-    kept = [
-        block.get("text", "")
-        for line in expected.read_text(encoding="utf-8").split("\n")
-        if line.strip()
-        for block in json.loads(line).get("blocks", [])
-    ]
+    kept = golden_texts(expected)
     for store in _stores(folder):
         with closing(sqlite3.connect(store)) as db:
             for key, value in _rows(db, "bubbleId:"):
