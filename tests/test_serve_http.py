@@ -417,6 +417,42 @@ def test_malformed_http_gets_an_error_and_the_replica_keeps_serving(served: Serv
     assert _raw(port, b"\x16\x03\x01 not http at all\r\n\r\n").startswith(b"HTTP/1.1 400")
     assert _raw(port, b"GET / HTTP/1.1\r\nHost: " + b"x" * 20_000 + b"\r\n\r\n").startswith(b"HTTP/1.1 4")
     assert served.post("/v1/sessions", {}).status_code == 200
+    # The SDK logs the refused Host verbatim: one short plain line, never the 20,000 bytes through
+    # rich's highlighter (which held the event loop for over 10 s a request on a loaded machine).
+    refused = [
+        line for line in served.replica.log.read_text(errors="replace").splitlines() if "Invalid Host" in line
+    ]
+    assert any("more characters" in line for line in refused), refused
+    assert all(len(line) < 1_000 for line in refused), refused
+
+
+def test_a_long_log_message_is_cut_to_one_short_line() -> None:
+    import logging
+
+    from funes_core.faces.mcp import LOG_MESSAGE_LIMIT, _Shortened
+
+    record = logging.LogRecord(
+        "mcp", logging.WARNING, __file__, 1, "Invalid Host header: %s", ("x" * 20_000,), None
+    )
+    assert _Shortened().filter(record)
+    message = record.getMessage()
+    assert len(message) < LOG_MESSAGE_LIMIT + 40 and message.endswith(
+        f"({20_021 - LOG_MESSAGE_LIMIT} more characters)"
+    )
+    short = logging.LogRecord(
+        "mcp", logging.WARNING, __file__, 1, "Invalid Host header: %s", ("bad.example",), None
+    )
+    assert _Shortened().filter(short) and short.getMessage() == "Invalid Host header: bad.example"
+
+
+@slow
+def test_an_idle_kept_alive_connection_is_closed_without_an_unasked_408(served: Served) -> None:
+    with socket.create_connection(("127.0.0.1", served.replica.port), timeout=30) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % served.replica.port)
+        got = b""
+        while chunk := sock.recv(4096):  # the server closes once the header timeout (2 s) passes
+            got += chunk
+    assert got.startswith(b"HTTP/1.1 200") and got.count(b"HTTP/1.1") == 1, got
 
 
 @slow

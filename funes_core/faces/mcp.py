@@ -290,12 +290,41 @@ def make_server(
     return server
 
 
-def configure_logging() -> None:
-    """Logs go to stderr (stdout carries the protocol on stdio); ``FUNES_LOG`` sets the level."""
+#: The longest log message written whole. Libraries log what a client sent (the MCP SDK logs a
+#: refused ``Host`` header verbatim), so a message is cut here: a 20,000-byte header must cost one
+#: short line, not a flood of stderr.
+LOG_MESSAGE_LIMIT = 500
+
+
+class _Shortened(logging.Filter):
+    """Cut every record's message to :data:`LOG_MESSAGE_LIMIT` characters, saying how much is left out."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if len(message) > LOG_MESSAGE_LIMIT:
+            record.msg = (
+                f"{message[:LOG_MESSAGE_LIMIT]}… ({len(message) - LOG_MESSAGE_LIMIT} more characters)"
+            )
+            record.args = None
+        return True
+
+
+def configure_logging(prefix: str = "funes mcp") -> None:
+    """Logs go to stderr (stdout carries the protocol on stdio); ``FUNES_LOG`` sets the level.
+
+    Call it before the SDK's server is built: ``MCPServer`` configures logging itself unless the
+    root logger already has a handler, and the handler it installs (rich's) runs a dozen regular
+    expressions over every message to colour it. Fed a client's long header that took seconds of
+    the event loop per request (tens of seconds on a loaded machine): a denial of service by one
+    request. Here a plain handler writes one line per message, cut to :data:`LOG_MESSAGE_LIMIT`.
+    """
     level = os.environ.get("FUNES_LOG", "WARNING").upper()
     logging.basicConfig(
-        level=getattr(logging, level, logging.WARNING), format="funes mcp %(levelname)s %(name)s: %(message)s"
+        level=getattr(logging, level, logging.WARNING), format=f"{prefix} %(levelname)s %(name)s: %(message)s"
     )
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, _Shortened) for f in handler.filters):
+            handler.addFilter(_Shortened())
     for noisy in ("mcp", "httpx", "uvicorn"):
         logging.getLogger(noisy).setLevel(getattr(logging, level, logging.WARNING))
 

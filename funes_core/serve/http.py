@@ -76,6 +76,9 @@ DEFAULT_RATE = 600
 MAX_BODY = 64 * 1024
 HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 30.0
+#: Seconds a connection cut off for slowness stays half-open, reading and dropping, so the 408
+#: reaches the client instead of a reset (:func:`guarded_protocol`).
+LINGER = 2.0
 #: Connections one replica holds at once; past it uvicorn answers 503 (a flood cannot exhaust it).
 MAX_CONNECTIONS = 512
 #: Query parameters that carry a token in the schemes people reach for (``?access_token=``, ...).
@@ -358,6 +361,16 @@ def guarded_protocol(header_timeout: float, body_timeout: float) -> type:
     request's first chance to start (the connection, or the previous response), and the body
     ``body_timeout`` seconds after the headers; past it, 408 and the connection is closed. The
     time the application takes to answer is not bounded here: that is its own business.
+
+    Two details decide whether the client ever reads that 408:
+
+    - A kept-alive connection on which no byte of a next request has come is closed without a
+      word, as uvicorn's keep-alive timeout closes it: an unasked-for 408 there would be read as
+      the answer to the next request the client sends.
+    - The close lingers (:data:`LINGER` seconds, or until the client closes): our side is shut for
+      writing and what the client still sends is read and dropped. Closing a socket with unread
+      bytes in it makes the kernel reset the connection, and a reset discards the 408 the client
+      had not read yet: a slow client still writing its headers would see only "connection reset".
     """
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -365,6 +378,8 @@ def guarded_protocol(header_timeout: float, body_timeout: float) -> type:
     class GuardedH11Protocol(H11Protocol):
         _deadline: Any = None
         _phase = "headers"
+        _started = False  # a byte of the current request has come
+        _draining = False
 
         def _arm(self, seconds: float, phase: str) -> None:
             self._disarm()
@@ -396,11 +411,15 @@ def guarded_protocol(header_timeout: float, body_timeout: float) -> type:
             self._arm(header_timeout, "headers")
 
         def data_received(self, data: bytes) -> None:
+            if self._draining:
+                return  # the 408 is sent; what the client still writes is dropped
+            self._started = self._started or bool(data)
             super().data_received(data)
             self._track()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
+            self._started = bool(self.conn.trailing_data[0])  # a pipelined request already here
             self._phase = "response"
             self._track()
 
@@ -412,6 +431,9 @@ def guarded_protocol(header_timeout: float, body_timeout: float) -> type:
             self._deadline = None
             if self.transport.is_closing():
                 return
+            if not self._started and self._phase in ("headers", "response"):
+                self.transport.close()  # an idle connection: nothing was asked, nothing to answer
+                return
             if self.cycle is None or self.cycle.response_complete or not self.cycle.response_started:
                 what = "headers" if self._phase == "headers" else "body"
                 body = f"request {what} too slow\n".encode()
@@ -419,7 +441,19 @@ def guarded_protocol(header_timeout: float, body_timeout: float) -> type:
                     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
                     b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body
                 )
-            self.transport.close()
+            self._linger()
+
+        def _linger(self) -> None:
+            """Shut our side for writing, drop what comes, close when the client does or at LINGER."""
+            self._draining = True
+            if self.cycle is not None:
+                self.cycle.disconnected = True  # the application must not write after the 408
+                self.cycle.message_event.set()  # and a read of the body it waits on ends now
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+                self.loop.call_later(LINGER, self.transport.close)
+            else:
+                self.transport.close()
 
     return GuardedH11Protocol
 
@@ -659,10 +693,11 @@ def run_http(options: HttpOptions, home: Home, *, announce: Callable[[str], None
         return 2
     import uvicorn
 
-    from funes_core.faces.mcp import lean_malloc
+    from funes_core.faces.mcp import configure_logging, lean_malloc
     from funes_core.serve.service import _log, load_parts
 
     lean_malloc()
+    configure_logging("funes serve")  # before the SDK's server is built: see configure_logging
     load_parts()
     service = HttpService(checked, home, log=_log)
     service.warm()
