@@ -416,14 +416,22 @@ def test_malformed_http_gets_an_error_and_the_replica_keeps_serving(served: Serv
     port = served.replica.port
     assert _raw(port, b"\x16\x03\x01 not http at all\r\n\r\n").startswith(b"HTTP/1.1 400")
     assert _raw(port, b"GET / HTTP/1.1\r\nHost: " + b"x" * 20_000 + b"\r\n\r\n").startswith(b"HTTP/1.1 4")
+    assert _raw(port, b"GET / HTTP/1.1\r\nHost: " + b"x" * 10_000 + b"\r\n\r\n").startswith(b"HTTP/1.1 421")
+    huge = (
+        b"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port + b"X-Pad: " + b"y" * 17_000 + b"\r\n\r\n"
+    )
+    assert _raw(port, huge).startswith(b"HTTP/1.1 431")  # whole heads over 16 KiB too, not only slow ones
+    long_path = served.post("/v1/" + "z" * 5_000, {})
+    assert long_path.status_code in (403, 404)
     assert served.post("/v1/sessions", {}).status_code == 200
-    # The SDK logs the refused Host verbatim: one short plain line, never the 20,000 bytes through
+    # The SDK logs the refused Host verbatim: one short plain line, never the 10,000 bytes through
     # rich's highlighter (which held the event loop for over 10 s a request on a loaded machine).
     refused = [
         line for line in served.replica.log.read_text(errors="replace").splitlines() if "Invalid Host" in line
     ]
     assert any("more characters" in line for line in refused), refused
     assert all(len(line) < 1_000 for line in refused), refused
+    assert all(len(line) < 1_000 for line in served.replica.log.read_text(errors="replace").splitlines())
 
 
 def test_a_long_log_message_is_cut_to_one_short_line() -> None:

@@ -74,6 +74,8 @@ DEFAULT_REFRESH = 30.0
 #: Requests a minute one token may make of one replica.
 DEFAULT_RATE = 600
 MAX_BODY = 64 * 1024
+#: The most bytes of header names and values one request may send (431 past it).
+MAX_HEADERS = 16 * 1024
 HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 30.0
 #: Seconds a connection cut off for slowness stays half-open, reading and dropping, so the 408
@@ -293,9 +295,10 @@ class Guard:
                 client = scope.get("client") or ("-", 0)
                 ms = (time.monotonic() - started) * 1000
                 # The path only: a query string is never logged (it may hold a token).
+                path = str(scope.get("path"))
+                shown = path if len(path) <= 200 else f"{path[:200]}… ({len(path) - 200} more characters)"
                 self.log(
-                    f"{client[0]} {scope.get('method')} {scope.get('path')} {status} {ms:.0f} ms "
-                    f"token={seen['who']}"
+                    f"{client[0]} {scope.get('method')} {shown} {status} {ms:.0f} ms token={seen['who']}"
                 )
 
     async def _refusal(self, scope: Scope, seen: dict[str, Any]) -> Any:
@@ -304,6 +307,9 @@ class Guard:
 
         path = str(scope.get("path", ""))
         method = str(scope.get("method", ""))
+        if sum(len(name) + len(value) for name, value in scope.get("headers", ())) > MAX_HEADERS:
+            # h11 bounds only a head still arriving: a whole one that came in one read passes it.
+            return _json(431, {"error": f"request headers over {MAX_HEADERS // 1024} KiB"})
         if path == "/healthz" and method in ("GET", "HEAD"):
             return _json(200, {"ok": True})
         known = self.tokens.hashes() if self.tokens is not None else frozenset()
@@ -715,7 +721,7 @@ def run_http(options: HttpOptions, home: Home, *, announce: Callable[[str], None
         timeout_keep_alive=5,
         timeout_graceful_shutdown=10,
         limit_concurrency=MAX_CONNECTIONS,
-        h11_max_incomplete_event_size=16 * 1024,
+        h11_max_incomplete_event_size=MAX_HEADERS,
         lifespan="on",
     )
     auth = (
