@@ -115,8 +115,8 @@ def closed(port: int) -> bool:
 def test_the_service_hosts_the_viewer_behind_its_guard_over_its_own_memory(home: dict[str, str]) -> None:
     """``funes ui`` starts the service, which answers the guarded pages (token to a strict
     cookie, wrong Host and no cookie refused) with the memory it holds: the ``funes ui`` process
-    never loads lancedb, pyarrow, ONNX Runtime, numpy, nor the web server. Ctrl-C closes the
-    viewer before ``funes ui`` exits, and leaves the service running."""
+    never loads lancedb, pyarrow, ONNX Runtime, numpy, nor the web server (nor typer: the fast
+    path asked). Ctrl-C closes the viewer before ``funes ui`` exits, and leaves the service running."""
     assert not running(home)
     ui = UiProcess(home)
     pid = service_pid(home)
@@ -140,7 +140,7 @@ def test_the_service_hosts_the_viewer_behind_its_guard_over_its_own_memory(home:
     code, err = ui.interrupt()
     assert code == 0, err
     assert closed(ui.port), "the viewer still answers after funes ui exited"
-    loaded = sorted(modules(err) & {*HEAVY, "uvicorn", "starlette"})
+    loaded = sorted(modules(err) & {*HEAVY, "uvicorn", "starlette", "typer"})
     assert loaded == [], loaded
     assert running(home) and service_pid(home) == pid
     log = wire.run_paths(root_of(home)).log.read_text()
@@ -149,7 +149,9 @@ def test_the_service_hosts_the_viewer_behind_its_guard_over_its_own_memory(home:
 
 @pytest.mark.slow
 def test_a_killed_funes_ui_closes_its_viewer_and_a_new_one_gets_a_new_token(home: dict[str, str]) -> None:
-    ui = UiProcess(home)
+    """Through the typer command this time (the fast path off): it has the service host it too."""
+    ui = UiProcess({**home, "FUNES_CLI_FAST": "0"})
+    assert "served by the memory service" in ui.second
     assert get(ui.port, f"/?token={ui.token}").status == 303
     ui.proc.kill()
     ui.end()
