@@ -4,8 +4,17 @@ The memory is ``bench/speed.py``'s corpus (``--chunks`` rows of real text with t
 vectors, sessions of 40 chunks; built once and cached), copied under ``bench/.cache/ui/`` with one
 more session of 2,000 turns (user text, assistant text and a tool call, tool results of ~1 KB, in
 turn), whose vectors are base vectors of the corpus (the viewer's reader does not read vectors).
-``funes ui --no-open`` serves it as a person starts it (real model for the query), and Debian's
-headless Chromium, driven by Selenium, measures:
+``funes ui --no-open`` serves it as a person starts it (real model for the query), three ways in
+one run, one after the other (``--rounds`` repeats the three):
+
+- **in_process**: ``funes ui --no-service``, the viewer in its own process (its own store and model);
+- **service_started**: no memory service runs; ``funes ui`` starts one (detached) and it hosts the
+  viewer over the memory it opens;
+- **service**: the service the previous run started, warm (as agents' sessions keep it), hosts it.
+
+For each, the time until the address is printed, the resident memory of the ``funes ui`` process
+and of the service (before and with the viewer), and what Debian's headless Chromium, driven by
+Selenium, measures:
 
 - **first page**: the sessions timeline, the first visit after start (the viewer summarises the
   memory once: one scan) and then warm (a later visit, a slice of that summary), and an older page;
@@ -18,6 +27,7 @@ Each figure is a median (and p95) over ``--runs`` runs. Usage::
 
     uv run python bench/ui.py                       # 100k chunks
     uv run python bench/ui.py --chunks 10000 --runs 3
+    uv run python bench/ui.py --modes in_process,service_started --runs 3
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -153,18 +164,64 @@ def figures(samples: Sequence[float]) -> dict[str, float]:
     return {"median_ms": round(med, 1), "p95_ms": round(p95, 1), "runs": len(samples)}
 
 
-def measure(home: Home, runs: int, console: Console) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if k not in ("FUNES_EMBEDDER",)}
-    env.update(FUNES_HOME=str(home.root), FUNES_STATS="off")
+MODES = ("in_process", "service_started", "service")
+
+
+def bench_env(home: Home) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("FUNES_EMBEDDER", "FUNES_SERVICE")}
+    env.update(FUNES_HOME=str(home.root), FUNES_STATS="off", FUNES_SERVE_IDLE="1h")
+    return env
+
+
+def rss_mb(pid: int | None) -> float | None:
+    """A process's resident set now (``VmRSS``), in MB; ``None`` when it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def service_pid(home: Home) -> int | None:
+    from funes_core.serve.client import read_info
+
+    pid = (read_info(home.root) or {}).get("pid")
+    return pid if isinstance(pid, int) else None
+
+
+def stop_service(home: Home) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "funes_core", "serve", "--stop"], env=bench_env(home), capture_output=True
+    )
+
+
+def measure(home: Home, runs: int, console: Console, mode: str) -> dict[str, Any]:
+    env = bench_env(home)
+    if mode != "service":
+        stop_service(home)  # in_process holds no service beside it; service_started starts its own
+    elif service_pid(home) is None:
+        raise SystemExit("the `service` mode needs the service `service_started` left running: run both")
+    served_by = service_pid(home)
+    out: dict[str, Any] = {"service_rss_before_mb": rss_mb(served_by)}
+    flags = ["--no-service"] if mode == "in_process" else []
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "funes_core", "ui", "--no-open"], env=env, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-m", "funes_core", "ui", "--no-open", *flags],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     url = proc.stdout.readline().removeprefix("funes ui: ").strip()
     address_s = time.perf_counter() - started
+    served = proc.stdout.readline()
+    if (mode != "in_process") != ("served by the memory service" in served):
+        raise SystemExit(f"{mode}: funes ui said {served.strip()!r}")
     base = url.split("/?", 1)[0]
-    out: dict[str, Any] = {"address_printed_s": round(address_s, 2)}
+    out["address_printed_s"] = round(address_s, 2)
+    console.print(f"[bold]{mode}[/]: address after {address_s:.2f} s")
     with tempfile.TemporaryDirectory() as profile:
         d = chrome(Path(profile))
         try:
@@ -234,9 +291,11 @@ def measure(home: Home, runs: int, console: Console) -> dict[str, Any]:
             out["long_session_load"] = figures(loads)
             out["long_session_scroll"] = figures(scrolls)
             console.print(f"2,000 turns {out['long_session_load']} scroll {out['long_session_scroll']}")
+            out["funes_ui_rss_mb"] = rss_mb(proc.pid)
+            out["service_rss_with_viewer_mb"] = rss_mb(service_pid(home))
         finally:
             d.quit()
-            proc.terminate()
+            proc.send_signal(signal.SIGINT)  # Ctrl-C: the service closes the viewer it hosts
             proc.wait(timeout=60)
     return out
 
@@ -246,13 +305,30 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--chunks", type=int, default=100_000, help="corpus size (default 100000)")
     parser.add_argument("--runs", type=int, default=7, help="runs per figure (default 7)")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--rounds", type=int, default=1, help="times the modes are run in turn (default 1)")
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help=f"comma-separated, in this order (default {','.join(MODES)})"
+    )
     args = parser.parse_args(argv)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or set(modes) - set(MODES):
+        parser.error(f"--modes: choose among {', '.join(MODES)}")
     console = Console(stderr=True)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console) as progress:
         home = build(args.chunks, CachedEmbedder(), progress, console)
     info = json.loads((home.root / "done.json").read_text())
-    results = {"machine": machine_info(), "corpus": info, "ui": measure(home, args.runs, console)}
+    results: dict[str, Any] = {"machine": machine_info(), "corpus": info, "rounds": []}
+    try:
+        for _ in range(args.rounds):
+            rounds: dict[str, Any] = {}
+            for mode in modes:
+                rounds[mode] = {"load_before": os.getloadavg()[0]}
+                rounds[mode].update(measure(home, args.runs, console, mode))
+                rounds[mode]["load_after"] = os.getloadavg()[0]
+            results["rounds"].append(rounds)
+    finally:
+        stop_service(home)
     text = json.dumps(results, indent=2)
     print(text)
     if args.json:

@@ -140,6 +140,54 @@ def test_anything_it_does_not_fully_read_falls_back(argv: list[str]) -> None:
     assert fast.parse(argv) is None
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ui"],
+        ["ui", "--no-open"],
+        ["ui", "--open"],
+        ["ui", "-m", "team", "--port", "8123", "--no-open"],
+        ["ui", "--port=0", "--memory=local,team", "--no-service"],
+        ["ui", "--no-open", "--port", "65535", "--no-open"],
+    ],
+)
+def test_funes_ui_options_read_as_typer_reads_them(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the fast path hands ``ui_front.answer`` is what the typer command hands it."""
+    from funes_core.faces.cli import ui_front
+
+    seen: list[tuple[Any, ...]] = []
+
+    def record(*args: Any) -> int:
+        seen.append(args)
+        return 0
+
+    monkeypatch.setattr(ui_front, "answer", record)
+    result = CliRunner().invoke(make_app(), argv)
+    assert result.exit_code == 0, result.output
+    parsed = fast.parse_ui(argv)
+    assert parsed is not None
+    assert seen == [(parsed["memory"], parsed["port"], parsed["open_browser"], parsed["no_service"])]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ui", "--help"],
+        ["ui", "--port", "70000"],
+        ["ui", "--port", "-1"],
+        ["ui", "--port"],
+        ["ui", "extra"],
+        ["ui", "--open", "--no-open"],
+        ["ui", "--json"],
+        ["ui", "-m"],
+        ["ui", "--open=1"],
+        ["uix"],
+    ],
+)
+def test_funes_ui_command_lines_it_does_not_fully_read_go_to_typer(argv: list[str]) -> None:
+    assert fast.parse_ui(argv) is None
+
+
 def test_a_fall_back_prints_nothing_and_never_asks(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

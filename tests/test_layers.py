@@ -58,6 +58,7 @@ CLIMBS_KNOWN: frozenset[tuple[str, str]] = frozenset(
         ("funes_core.faces.cli.serve", "funes_core.serve.http"),
         ("funes_core.faces.cli.serve", "funes_core.serve.tokens"),
         ("funes_core.faces.cli.status", "funes_core.serve.client"),
+        ("funes_core.faces.cli.ui_front", "funes_core.serve.client"),
         ("funes_core.faces.mcp_front", "funes_core.serve.relay"),
         ("funes_core.faces.mcp_front", "funes_core.serve.client"),
     }

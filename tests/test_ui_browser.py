@@ -104,12 +104,17 @@ def wait_for(condition: Callable[[], Any], what: str, timeout: float = PATIENCE)
 
 
 class Viewer:
-    """``funes ui --no-open`` over a memory, and the address it printed."""
+    """``funes ui --no-open`` over a memory, and the address it printed.
+
+    Served in-process (``--no-service``): a module's viewer outlives each test, and the detached
+    service ``funes ui`` would otherwise start is stopped after every test (``conftest.py``). The
+    service-hosted viewer's own tests are in test_ui_serve.py; the pages are the same application.
+    """
 
     def __init__(self, home: Path) -> None:
         self.env = {**os.environ, "FUNES_HOME": str(home), "FUNES_EMBEDDER": "hash", "FUNES_STATS": "off"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "funes_core", "ui", "--no-open"],
+            [sys.executable, "-m", "funes_core", "ui", "--no-open", "--no-service"],
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -17,8 +17,9 @@ service); everything else needs the same funes version and the same reading sett
 environment :func:`~funes_core.serve.wire.fingerprint`), or gets a refusal that names the
 difference. ``mcp`` then runs one MCP session of the official SDK over the connection (what a
 thin ``funes mcp`` front relays); ``call`` answers CLI read verbs, one JSON line each, with the
-bytes the CLI would print. A line over the size limit, or a frame that is not JSON-RPC, gets an
-error reply and the service goes on serving.
+bytes the CLI would print; ``ui`` hosts a web viewer (:meth:`Service.viewer`) for as long as the
+connection stays open. A line over the size limit, or a frame that is not JSON-RPC, gets an error
+reply and the service goes on serving.
 
 Freshness. Stores are opened with ``read_consistency_interval=0`` (:mod:`funes_core.store.lance`),
 so every call reads the latest committed version: rows a ``funes index`` just committed, and the
@@ -47,6 +48,7 @@ from funes_core import portable
 from funes_core.serve import wire
 
 if TYPE_CHECKING:
+    from funes_core.faces.web.server import Hosted
     from funes_core.home import Home
     from funes_core.read.handle import Memory, MemorySet
 
@@ -203,6 +205,8 @@ class Service:
         self.cache: dict[str | None, Memory | MemorySet] = {}
         self.lock = threading.RLock()
         self._servers: dict[str | None, Any] = {}
+        #: the web viewers hosted for ``funes ui`` connections, stopped with the service
+        self.viewers: set[Hosted] = set()
         self.socket_path: Path | None = None
         self._listener: socket.socket | None = None
         self._lock_fd: int | None = None
@@ -329,6 +333,8 @@ class Service:
 
     def close(self) -> None:
         """Leave nothing behind that a client could mistake for a running service."""
+        for hosted in list(self.viewers):
+            hosted.stop(timeout=2.0)
         if self._still_ours():
             with contextlib.suppress(OSError):
                 self.paths.info.unlink()
@@ -428,6 +434,11 @@ class Service:
             memory = head.get("memory")
             send({"ok": True})
             self._mcp(conn, rfile, memory if isinstance(memory, str) else None, limit)
+        elif op == "ui":
+            memory, port = head.get("memory"), head.get("port")
+            send({"ok": True})
+            port = port if isinstance(port, int) and not isinstance(port, bool) else 0
+            self.viewer(rfile, send, memory if isinstance(memory, str) else None, port)
         else:
             send({"ok": False, "kind": "request", "error": f"unknown op {op!r}"})
 
@@ -575,6 +586,60 @@ class Service:
                 await low.run(read_stream, write_stream, low.create_initialization_options())
 
         anyio.run(session)
+
+    # -- the web viewer ------------------------------------------------------------------------
+
+    def viewer(
+        self, rfile: IO[bytes], send: Callable[[dict[str, Any]], None], spec: str | None, port: int
+    ) -> None:
+        """Host ``funes ui``'s viewer of ``spec`` while its connection stays open.
+
+        Over the handles and the lock the service's sessions use (no second store, no second
+        model), on 127.0.0.1:``port`` (0: a free one) with a fresh token, warmed before the
+        address is sent (``{"ok": true, "url": ...}``). Then it waits: a line from ``funes ui``
+        (Ctrl-C) or the connection's end (it exited, or was killed) stops the viewer, and a line
+        is answered once the port is closed. The open connection counts as a client, so the
+        service does not exit idle under a person reading. A memory that cannot be read, or a
+        port that cannot be had, is refused as ``funes ui`` would refuse it (kind ``verb``).
+        """
+        from funes_core.read.handle import MemoryUnavailableError
+
+        with _parts_lock:  # the viewer's modules, imported by one thread at a time (see _PARTS)
+            for name in ("uvicorn", "funes_core.faces.web.app", "funes_core.faces.web.server"):
+                importlib.import_module(name)
+        from funes_core.faces.web.server import bind, host
+
+        try:
+            with self.lock:
+                memory = self._memory(spec)
+            bound = bind(port)
+        except (MemoryUnavailableError, OSError) as exc:
+            send({"ok": False, "kind": "verb", "error": str(exc)})
+            return
+        try:
+            hosted = host(memory, bound, open_memory=self._open_locked, lock=self.lock)
+        except Exception as exc:  # isolation boundary: funes ui then serves the viewer itself
+            bound.sock.close()
+            send({"ok": False, "kind": "internal", "error": f"{type(exc).__name__}: {exc}"})
+            return
+        self.viewers.add(hosted)
+        _log(f"hosting a viewer on {hosted.bound.hosts[0]}")
+        asked = b""
+        try:
+            send({"ok": True, "url": hosted.url, "pid": self.pid})
+            with contextlib.suppress(OSError, wire.OversizeError):
+                asked = wire.read_line(rfile, wire.max_line())
+        finally:
+            stopped = hosted.stop()
+            self.viewers.discard(hosted)
+            _log(f"stopped the viewer on {hosted.bound.hosts[0]}")
+        if asked:
+            send({"ok": stopped, "stopped": stopped})
+
+    def _open_locked(self, spec: str) -> Memory | MemorySet:
+        """A memory a viewer's page names, from the service's cache (the viewer holds the lock)."""
+        with self.lock:
+            return self._memory(spec)
 
     # -- warm-up -------------------------------------------------------------------------------
 

@@ -14,6 +14,9 @@ no service, a service of another version or settings, or a failure mid-call. Whe
 typer app decides: it gives the precise usage error, and the in-process answer.
 ``FUNES_CLI_FAST=0`` turns the fast path off.
 
+``funes ui`` takes this path too (:func:`parse_ui`, then :mod:`funes_core.faces.cli.ui_front`):
+the memory service hosts the viewer, and this process only prints its address and waits.
+
 One declaration. The verbs' options are declared once, in each verb's arguments dataclass
 (:mod:`funes_core.read`); the typer commands are built from those declarations at run time, and so
 is ``fast_verbs.json``, the snapshot this module parses with (importing the verb modules would cost
@@ -46,8 +49,13 @@ __all__ = [
     "SPEC_FILE",
     "STATUS",
     "SWITCH_ENV",
+    "UI",
+    "UI_NO_OPEN_FLAG",
+    "UI_OPEN_FLAG",
+    "UI_PORT_FLAG",
     "answer",
     "parse",
+    "parse_ui",
     "read_request",
     "record_spec",
     "service_json",
@@ -61,6 +69,11 @@ JSON_FLAG = "--json"
 NO_SERVICE_FLAG = "--no-service"
 #: ``funes status``: no verb parameters, only the three options above.
 STATUS = "status"
+#: ``funes ui`` and its own options (its typer command is declared with these names).
+UI = "ui"
+UI_OPEN_FLAG = "--open"
+UI_NO_OPEN_FLAG = "--no-open"
+UI_PORT_FLAG = "--port"
 
 SPEC_FILE = Path(__file__).with_name("fast_verbs.json")
 #: ``FUNES_CLI_FAST=0`` turns the fast path off: every command line builds the typer app.
@@ -207,12 +220,60 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
     declared = _spec()["verbs"].get(verb) if verb != STATUS else []
     if declared is None:
         return None
-    params = [*declared, *_COMMON]
+    read = _options(rest, [*declared, *_COMMON])
+    if read is None:
+        return None
+    values, positional = read
+    arguments = [p for p in declared if not p["flags"]]
+    if arguments and arguments[0].get("words"):
+        if not positional:
+            return None  # typer: "Missing argument"
+        values[arguments[0]["name"]] = " ".join(positional)
+    elif len(positional) != len(arguments):
+        return None  # a missing argument, or an extra one
+    else:
+        values.update(zip((p["name"] for p in arguments), positional, strict=True))
+    args = {p["name"]: values.get(p["name"], p.get("default")) for p in declared}
+    common = {p["name"]: values.get(p["name"], p["default"]) for p in _COMMON}
+    return verb, args, common
+
+
+_UI_OPTIONS: tuple[dict[str, Any], ...] = (
+    {"name": "memory", "flags": list(MEMORY_FLAGS), "type": "str", "default": None},
+    {"name": "open", "flags": [UI_OPEN_FLAG], "type": "bool", "default": False},
+    {"name": "no_open", "flags": [UI_NO_OPEN_FLAG], "type": "bool", "default": False},
+    {"name": "port", "flags": [UI_PORT_FLAG], "type": "int", "ge": 0, "le": 65535, "default": 0},
+    {"name": "no_service", "flags": [NO_SERVICE_FLAG], "type": "bool", "default": False},
+)
+
+
+def parse_ui(argv: list[str]) -> dict[str, Any] | None:
+    """``funes ui``'s options (``memory``, ``port``, ``open_browser``, ``no_service``) when this
+    module fully reads ``argv`` (``ui`` and its options); ``None``: let the typer app decide."""
+    if argv[:1] != [UI]:
+        return None
+    read = _options(argv[1:], list(_UI_OPTIONS))
+    if read is None:
+        return None
+    values, positional = read
+    if positional or (values.get("open") and values.get("no_open")):
+        return None  # an extra argument; both --open and --no-open (typer: the last one wins)
+    return {
+        "memory": values.get("memory"),
+        "port": values.get("port", 0),
+        "open_browser": not values.get("no_open"),
+        "no_service": bool(values.get("no_service")),
+    }
+
+
+def _options(rest: list[str], params: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]] | None:
+    """``(option values by name, positional arguments)`` read from ``rest`` as click reads them;
+    ``None`` for anything it does not fully read (typer then decides)."""
     long: dict[str, dict[str, Any]] = {}
     short: dict[str, dict[str, Any]] = {}
-    for param in params:
-        for flag in param["flags"]:
-            (long if flag.startswith("--") else short)[flag] = param
+    for declared in params:
+        for flag in declared["flags"]:
+            (long if flag.startswith("--") else short)[flag] = declared
     values: dict[str, Any] = {}
     positional: list[str] = []
     only_arguments = False
@@ -252,18 +313,7 @@ def parse(argv: list[str]) -> tuple[str, dict[str, Any], dict[str, Any]] | None:
         if not ok:
             return None
         values[param["name"]] = converted
-    arguments = [p for p in declared if not p["flags"]]
-    if arguments and arguments[0].get("words"):
-        if not positional:
-            return None  # typer: "Missing argument"
-        values[arguments[0]["name"]] = " ".join(positional)
-    elif len(positional) != len(arguments):
-        return None  # a missing argument, or an extra one
-    else:
-        values.update(zip((p["name"] for p in arguments), positional, strict=True))
-    args = {p["name"]: values.get(p["name"], p.get("default")) for p in declared}
-    common = {p["name"]: values.get(p["name"], p["default"]) for p in _COMMON}
-    return verb, args, common
+    return values, positional
 
 
 # -- answering -------------------------------------------------------------------------------------------
@@ -320,6 +370,11 @@ def answer(argv: list[str]) -> int | None:
             token.encode("utf-8")
     except UnicodeEncodeError:
         return None  # bytes that are not UTF-8 in the command line
+    ui = parse_ui(argv)
+    if ui is not None:
+        from funes_core.faces.cli.ui_front import answer as view
+
+        return view(**ui)
     parsed = parse(argv)
     if parsed is None:
         return None

@@ -21,7 +21,8 @@ open, so agent sessions (funes mcp) and CLI reads share one warm copy instead of
 
 It listens on a Unix socket inside FUNES_HOME (run/serve.sock, 0600, never TCP) and exits after
 --idle without a client. `funes mcp` starts it on demand; the CLI read verbs use it when it runs
-(--no-service reads in-process). With no option it runs in the foreground until stopped.
+(--no-service reads in-process); `funes ui` has it host the web viewer (on 127.0.0.1, while funes
+ui runs). With no option it runs in the foreground until stopped.
 
 Team mode: --http HOST:PORT --memory NAME serves a remote memory (a bucket you own) over HTTP to
 other people: the read verbs as JSON and MCP over streamable HTTP, read-only, with bearer tokens

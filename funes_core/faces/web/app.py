@@ -1,9 +1,11 @@
 """The viewer as a Starlette application, built from an opened memory handle.
 
-:func:`make_app` is the one entry point: ``funes ui`` runs it on its own uvicorn, and a
-long-lived service can mount the same application. Every route is a GET that reads through the
+:func:`make_app` is the one entry point: ``funes ui --no-service`` runs it on its own uvicorn, and
+the memory service builds it from the handles it already holds
+(:func:`funes_core.faces.web.server.host`). Every route is a GET that reads through the
 read verbs (:mod:`funes_core.faces.web.pages`) in a worker thread, under the viewer's lock (the
-memory handles open lazily and are not thread-safe), and renders escaped HTML
+memory handles open lazily and are not thread-safe; the memory service hosting the viewer passes
+its own), and renders escaped HTML
 (:mod:`funes_core.faces.web.render`). Security lives in :class:`~funes_core.faces.web.guard.Guard`,
 wrapped around everything, static files included.
 """
@@ -50,6 +52,7 @@ def make_app(
     open_memory: Callable[[str], Memory | MemorySet] | None = None,
     installed: Sequence[str] | None = None,
     warm: bool = False,
+    lock: threading.Lock | threading.RLock | None = None,
 ) -> ASGIApp:
     """The viewer of ``memory``, reachable only with ``token`` on one of ``hosts``.
 
@@ -58,7 +61,8 @@ def make_app(
     names the integrations installed here, so the health page can warn when one stops capturing
     (default: those ``funes integrations install`` recorded in the memory's home). ``warm`` does
     the first visit's work before returning (:func:`warm_up`), so ``funes ui`` prints its address
-    only once the first page and the first search cost what a later one does.
+    only once the first page and the first search cost what a later one does. ``lock`` is the one
+    every read of these handles takes (default: the viewer's own).
     """
     from funes_core.read.handle import resolve_memories
 
@@ -68,6 +72,8 @@ def make_app(
     if installed is None:
         installed = pages.installed_integrations(memory.home)
     viewer = pages.Viewer(memory, open_memory or default_open, tuple(installed))
+    if lock is not None:
+        viewer.lock = lock
     routes = [
         Route("/", _view(viewer, _sessions)),
         Route("/session", _view(viewer, _session)),

@@ -109,7 +109,8 @@ class Viewer:
     """The viewer's state: the memory it opened, how it opens others (``?memory=``), its caches.
 
     ``lock`` serialises reads of the memory handles (they open lazily and are not thread-safe);
-    routes run the page functions in worker threads under it.
+    routes run the page functions in worker threads under it. A viewer the memory service hosts
+    is given the service's own lock, since it reads the handles the service's sessions read.
     """
 
     memory: Memory | MemorySet
@@ -117,7 +118,7 @@ class Viewer:
     #: Integrations installed on this machine (their ids), for the overdue-capture warning.
     installed: tuple[str, ...] = ()
     catalog: SessionCatalog = field(default_factory=SessionCatalog)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock | threading.RLock = field(default_factory=threading.Lock)
     #: The newest live search of each page (its ``tab`` id): see :meth:`ask`.
     searches: dict[str, int] = field(default_factory=dict)
     _asked: Iterator[int] = field(default_factory=lambda: itertools.count(1))
