@@ -910,6 +910,18 @@ def test_query_identifiers_names_code_tokens_not_plain_or_capitalised_words() ->
     assert query_identifiers("When did Caroline go to the support group in May?") == ()
 
 
+def test_acronyms_and_english_words_in_hex_letters_are_not_identifiers() -> None:
+    """``JSON`` and ``SSE`` are words both legs read; ``feedbac`` (of "feedback") is no hash. A name in
+    capitals counts when it holds an underscore or a digit, a hash when it holds letters and digits."""
+    from funes_core.read.recall import query_identifiers
+
+    assert query_identifiers("was the double JSON serialization feedback right?") == ()
+    assert query_identifiers("how do the SSE routes clean up? npm ERR, the API, a defaced cafe") == ()
+    assert query_identifiers("TARGET_URL and AB498 in CLAUDE.md") == ("TARGET_URL", "AB498", "CLAUDE.md")
+    assert query_identifiers("commit ebc91a2, not 1234567 or deadbeef") == ("ebc91a2",)
+    assert query_identifiers("what was wrong with 20260211203856_add_refs?") == ("20260211203856_add_refs",)
+
+
 def test_depth_scales_with_the_memory_past_ten_thousand_chunks_within_its_cap() -> None:
     from funes_core.read.recall import DEPTH_MAX, scaled_depth
 
