@@ -957,3 +957,26 @@ def test_session_evidence_raises_the_session_whose_passages_cluster_among_the_le
     assert scores[first.id] == pytest.approx(0.8 + 0.3 * 0.5)
     assert scores[second.id] == pytest.approx(0.5 + 0.3 * 0.8)
     assert with_sessions(fused, 0.3, head=1) == fused  # outside the head: untouched
+
+
+def test_session_evidence_is_left_out_when_the_query_names_a_time() -> None:
+    """The window legs already rank the named time's sessions first: a query naming a time ranks as
+    if session evidence were off, one naming none gets it."""
+    store = store_with(
+        [
+            turn("b", 0, "arm64 build fails on the runner"),
+            turn("a", 0, "arm64 build fails on the old runner box"),
+            turn("a", 5, "arm64 build fails on the runner again"),
+            turn("c", 0, "the runner"),
+        ]
+    )
+    base = RecallParams(k=4, neighbors=0, legs=(Leg.TEXT,), successor=0.0, predecessor=0.0)
+    clustered = replace_(base, session_weight=0.5)
+
+    def order(query: str, params: RecallParams) -> list[str]:
+        return [h.row.turn_uuid for h in recall(store, query, params, embed_query=None, now=NOW).hits]
+
+    plain = "arm64 build fails on the runner"
+    assert order(plain, clustered) != order(plain, base)  # the case is one session evidence reorders
+    dated = plain + " yesterday"
+    assert order(dated, clustered) == order(dated, base)
