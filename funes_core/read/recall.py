@@ -149,8 +149,8 @@ DEFAULT_WINDOW_WEIGHT = 1.0
 DEFAULT_SUCCESSOR = 0.35
 DEFAULT_PREDECESSOR = 0.35
 DEFAULT_CONTEXT_HEAD = 20
-DEFAULT_EXACT_WEIGHT = 1.0
-DEFAULT_SESSION_WEIGHT = 0.0
+DEFAULT_EXACT_WEIGHT = 2.5
+DEFAULT_SESSION_WEIGHT = 0.2
 DEFAULT_DEPTH_GROWTH = 0.0
 #: Longest query searched, in characters; a longer one (a pasted log, a whole file) is cut at the
 #: last space before this, and the output says so. The embedding model reads at most 256 tokens
@@ -203,7 +203,7 @@ class RecallParams:
     #: (:func:`query_identifiers`): the vector leg cannot see ``spotter-0p7.1``; 1 turns it off.
     exact_weight: float = DEFAULT_EXACT_WEIGHT
     #: Share of the best score of a session's *other* leading passages added to each of them
-    #: (:func:`with_sessions`); 0 turns it off.
+    #: (:func:`with_sessions`), for a query that names no time; 0 turns it off.
     session_weight: float = DEFAULT_SESSION_WEIGHT
     #: Candidates per leg grow with the memory: ``candidates`` up to 10,000 chunks, then times
     #: ``1 + depth_growth × log10(chunks / 10,000)`` (:func:`scaled_depth`); 0 turns it off.
@@ -309,7 +309,9 @@ def recall(
     reads = SessionReads(store)
     if params.successor > 0 or params.predecessor > 0:
         fused = with_context(reads, fused, params)
-    if params.session_weight > 0:
+    # A named time already ranks the sessions of that time first (the window legs); a second,
+    # time-blind vote for whichever session clusters would lift another time's session above it.
+    if params.session_weight > 0 and window is None:
         fused = with_sessions(fused, params.session_weight, params.context_head)
     half_life = params.effective_half_life
     weighed = [(row, score * freshness(row.ts, half_life, moment)) for row, score in fused]
