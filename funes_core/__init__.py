@@ -66,7 +66,9 @@ if TYPE_CHECKING:
     from funes_core.host.transcripts import (
         FunctionCall as FunctionCall,
         JsonLines as JsonLines,
+        RecordTurns as RecordTurns,
         Skipped as Skipped,
+        anthropic_blocks as anthropic_blocks,
         clean_id as clean_id,
         clean_text as clean_text,
         compact_json as compact_json,
