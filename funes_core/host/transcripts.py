@@ -154,6 +154,22 @@ def compact_json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def json_strings(value: object) -> Iterator[str]:
+    """Every string inside a decoded JSON value, in document order (keys left out).
+
+    What a reader takes from a JSON payload: the text a model would read in a request, or the
+    values of a tool call's input.
+    """
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from json_strings(item)
+
+
 def _verbatim_id(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
