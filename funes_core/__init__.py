@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         Hooks as Hooks,
         Location as Location,
         McpServer as McpServer,
+        Package as Package,
         PluginFile as PluginFile,
         Resolved as Resolved,
         Slot as Slot,
@@ -123,6 +124,8 @@ if TYPE_CHECKING:
         AgentToolRegistrar as AgentToolRegistrar,
     )
     from funes_core.wiring.pluginfile import (
+        PackageHookInstaller as PackageHookInstaller,
+        PackageToolRegistrar as PackageToolRegistrar,
         PluginFileInstaller as PluginFileInstaller,
     )
     from funes_core.wiring.hookrt import Sources, main
