@@ -10,9 +10,15 @@ import json
 import os
 import platform
 import re
+import shutil
+import socket
 import sqlite3
 import statistics
+import subprocess
+import sys
 import threading
+import time
+import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -375,3 +381,41 @@ def file_sha(paths: Iterable[Path]) -> str:
     for p in paths:
         digest.update(p.read_bytes())
     return digest.hexdigest()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_moto(log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """moto's S3 server on a free port of 127.0.0.1 (as in the tests), once it answers; its log to ``log``."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).read()
+            return proc, port
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError("moto did not start")
+
+
+def stop_moto(proc: subprocess.Popen[bytes], work: Path) -> None:
+    """Stop the server :func:`start_moto` started and delete the benchmark's work folder with its log."""
+    proc.terminate()
+    proc.wait()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def report(results: dict[str, Any], out: Path | None) -> dict[str, Any]:
+    """Print a benchmark's results as JSON, and write them to ``out`` (``--out``) when given."""
+    print(json.dumps(results, indent=2))
+    if out:
+        out.write_text(json.dumps(results, indent=2) + "\n")
+    return results

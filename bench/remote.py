@@ -41,14 +41,12 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +55,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import CACHE, machine_info
+from _common import CACHE, machine_info, report, start_moto, stop_moto
 
 from funes_core.home import Home
 
@@ -145,28 +143,6 @@ class DelayProxy:
             client_w.close()
             return
         await asyncio.gather(self._pump(client_r, server_w, True), self._pump(server_r, client_w, False))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_moto(log: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).read()
-            return proc, port
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError("moto did not start")
 
 
 def build_corpus(n: int) -> Home:
@@ -347,10 +323,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         env = {**os.environ, **creds, "FUNES_HOME": str(run_home)}
         if args.policies:
             results["policies"] = push_policies(run_home, proxy, port, args.chunks)
-            print(json.dumps(results, indent=2))
-            if args.out:
-                args.out.write_text(json.dumps(results, indent=2) + "\n")
-            return results
+            return report(results, args.out)
         add_remote("bench", "s3://bench-memory/team", proxy.port, run_home)
         load = loadavg()
         push_s = timed_cli(["push", "bench", "--batch", "5000"], env)
@@ -419,13 +392,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         pages = s3.get_paginator("list_objects_v2").paginate(Bucket="bench-memory")
         results["bucket_bytes"] = sum(o["Size"] for page in pages for o in page.get("Contents", []))
     finally:
-        proc.terminate()
-        proc.wait()
-        shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps(results, indent=2))
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
-    return results
+        stop_moto(proc, work)
+    return report(results, args.out)
 
 
 if __name__ == "__main__":

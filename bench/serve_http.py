@@ -23,7 +23,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -38,8 +37,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import machine_info
-from remote import QUERIES, add_remote, build_corpus, free_port, loadavg, start_moto
+from _common import free_port, machine_info, report, start_moto, stop_moto
+from remote import QUERIES, add_remote, build_corpus, loadavg
 
 FUNES = [sys.executable, "-m", "funes_core"]
 CREDS = {
@@ -202,13 +201,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 r.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 r.kill()
-        proc.terminate()
-        proc.wait()
-        shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps(results, indent=2))
-    if args.out:
-        args.out.write_text(json.dumps(results, indent=2) + "\n")
-    return results
+        stop_moto(proc, work)
+    return report(results, args.out)
 
 
 if __name__ == "__main__":

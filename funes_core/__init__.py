@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         Hooks as Hooks,
         Location as Location,
         McpServer as McpServer,
+        Package as Package,
         PluginFile as PluginFile,
         Resolved as Resolved,
         Slot as Slot,
@@ -66,7 +67,9 @@ if TYPE_CHECKING:
     from funes_core.host.transcripts import (
         FunctionCall as FunctionCall,
         JsonLines as JsonLines,
+        RecordTurns as RecordTurns,
         Skipped as Skipped,
+        anthropic_blocks as anthropic_blocks,
         clean_id as clean_id,
         clean_text as clean_text,
         compact_json as compact_json,
@@ -121,6 +124,8 @@ if TYPE_CHECKING:
         AgentToolRegistrar as AgentToolRegistrar,
     )
     from funes_core.wiring.pluginfile import (
+        PackageHookInstaller as PackageHookInstaller,
+        PackageToolRegistrar as PackageToolRegistrar,
         PluginFileInstaller as PluginFileInstaller,
     )
     from funes_core.wiring.hookrt import Sources, main

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from funes_core.host.transcripts import json_strings
+
 __all__ = ["FakeModel"]
 
 
@@ -83,18 +85,6 @@ def _tool_results(api: str, body: dict[str, Any]) -> list[str]:
     else:
         found.extend(_flatten(m.get("content")) for m in body.get("messages", []) if m.get("role") == "tool")
     return found
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string inside a request's JSON: the text the model would read."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _called(body: dict[str, Any]) -> set[str]:
@@ -274,7 +264,7 @@ class FakeModel:
                         self.requests[-1]["answered_tool"] = f"{namespace}__{name}" if namespace else name
                     return _Decision(name, namespace, "", self.tool_args)
             if self.loader and not loaded and (self.loader, None) in offered:
-                said = " ".join(_strings(body.get("messages") or body.get("input")))
+                said = " ".join(json_strings(body.get("messages") or body.get("input")))
                 wanted = next((w for w in re.findall(r"[\w.-]+", said) if pattern.search(w)), None)
                 if wanted is not None:
                     with self._lock:

@@ -22,6 +22,9 @@ def _run_suite(
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, str]]]:
     module = tmp_path / "test_broken_plugins.py"
     module.write_text(textwrap.dedent(source), encoding="utf-8")
+    if "kit_mutants" in source:  # the shared mutants, importable beside the module
+        (tmp_path / "kit_mutants.py").write_text(KIT_MUTANTS, encoding="utf-8")
+        pythonpath = pythonpath or tmp_path
     report = tmp_path / "report.json"
     argv, env = suite_command(module, report, os.environ, *extra)
     if pythonpath is not None:
@@ -37,6 +40,35 @@ def _run_suite(
 def run_suite() -> RunSuite:
     """Run a test module's ``source`` under the kit's pytest plugin alone; its JSON report's results."""
     return _run_suite
+
+
+#: Mutants more than one of the kit's tests puts into a reference plugin, as mixins: a generated test
+#: module that says ``from kit_mutants import ...`` gets this module written beside it.
+KIT_MUTANTS = """\
+import os
+
+from funes_core import SpoolWrite, turns_to_jsonl
+from funes_core.host.api import last_activity, spool_filename
+
+
+class NonAtomicSpool:
+    # Writes each turns file in place: an indexer reading it meanwhile can see half of it.
+    def write_turns(self, turns, out_dir, *, fallback_mtime=None, private_root=None):
+        out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        by_session = {}
+        for turn in turns:
+            by_session.setdefault(turn.session_id, []).append(turn)
+        out = []
+        for sid, items in by_session.items():
+            path = out_dir / spool_filename(sid)
+            body = turns_to_jsonl(items)
+            same = path.exists() and path.read_text(encoding="utf-8") == body
+            path.write_text(body, encoding="utf-8")  # written in place: a reader can see half of it
+            mtime = last_activity(items)
+            os.utime(path, (mtime, mtime))
+            out.append(SpoolWrite(sid, path, len(items), changed=not same))
+        return out
+"""
 
 
 #: funes-codex's hook module with one bug each (the kit's hook requirements must catch each), written

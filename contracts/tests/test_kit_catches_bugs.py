@@ -28,9 +28,9 @@ from pathlib import Path
 
 import funes_echo
 from funes_contracts import ConverterContract, HookInstallerContract, ToolRegistrarContract
-from funes_core import Outcome, SpoolWrite, turns_to_jsonl
-from funes_core.host.api import last_activity, spool_filename
+from funes_core import Outcome
 from funes_echo import EchoConverter, EchoHookInstaller, EchoToolRegistrar
+from kit_mutants import NonAtomicSpool
 
 FIX = Path(funes_echo.__file__).parent / "contract_fixtures"
 
@@ -70,24 +70,8 @@ class WrongHarness(EchoConverter):
         return [replace(t, harness="other") for t in super().convert(ref)]
 
 
-class NonAtomic(EchoConverter):
-    def write_turns(self, turns, out_dir, *, fallback_mtime=None, private_root=None):
-        import os
-
-        out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        by_session = {}
-        for turn in turns:
-            by_session.setdefault(turn.session_id, []).append(turn)
-        out = []
-        for sid, items in by_session.items():
-            path = out_dir / spool_filename(sid)
-            body = turns_to_jsonl(items)
-            same = path.exists() and path.read_text(encoding="utf-8") == body
-            path.write_text(body, encoding="utf-8")  # written in place: a reader can see half of it
-            mtime = last_activity(items)
-            os.utime(path, (mtime, mtime))
-            out.append(SpoolWrite(sid, path, len(items), changed=not same))
-        return out
+class NonAtomic(NonAtomicSpool, EchoConverter):
+    pass
 
 
 class Clobbering(EchoHookInstaller):

@@ -36,6 +36,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import funes_codex.converter as _module
+import kit_mutants
 from funes_codex import CodexConverter
 from funes_core import Block, format_ts
 
@@ -311,25 +312,8 @@ class CacheInPackage(CodexConverter):
         return turns
 
 
-class NonAtomicSpool(CodexConverter):
-    def write_turns(self, turns, out_dir, *, fallback_mtime=None, private_root=None):
-        from funes_core import SpoolWrite, turns_to_jsonl
-        from funes_core.host.api import last_activity, spool_filename
-
-        out_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        by_session = {}
-        for turn in turns:
-            by_session.setdefault(turn.session_id, []).append(turn)
-        out = []
-        for sid, items in by_session.items():
-            path = out_dir / spool_filename(sid)
-            body = turns_to_jsonl(items)
-            same = path.exists() and path.read_text() == body
-            path.write_text(body)
-            stamp = last_activity(items)
-            os.utime(path, (stamp, stamp))
-            out.append(SpoolWrite(sid, path, len(items), changed=not same))
-        return out
+class NonAtomicSpool(kit_mutants.NonAtomicSpool, CodexConverter):
+    pass
 
 
 class SpoolMtimeNow(CodexConverter):
@@ -397,7 +381,7 @@ def converter_names() -> list[str]:
     return [
         line.split("(")[0].removeprefix("class ")
         for line in CONVERTER_MUTANTS.splitlines()
-        if line.startswith("class ") and "(CodexConverter)" in line
+        if line.startswith("class ") and line.endswith("CodexConverter):")
     ]
 
 

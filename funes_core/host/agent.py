@@ -42,6 +42,7 @@ __all__ = [
     "Hooks",
     "Location",
     "McpServer",
+    "Package",
     "PluginFile",
     "Resolved",
     "Slot",
@@ -228,6 +229,36 @@ class PluginFile:
 
 
 @dataclass(frozen=True, slots=True)
+class Package:
+    """A package funes installs for an agent that loads packages: it runs the hook and the MCP tools.
+
+    For an agent with neither hooks nor an MCP client but packages of its own (pi): funes copies
+    ``files`` of the package resource folder ``source`` (``"package:folder"``) into
+    ``$FUNES_HOME/integrations/<folder>``, writes ``config`` beside them, and adds that folder to the
+    list at ``path`` of the JSON file at location ``location``, where the agent's own ``install``
+    would record it. ``config`` holds one key per part, which the package reads: ``hook``, ``{"argv":
+    funes integrations convert <id> <placeholder> --index, "env"}`` (the package puts the session
+    file in for ``placeholder``), and ``mcp``, ``{"argv": funes mcp [MEMORY], "memory", "env",
+    "tool_prefix"}``; ``format`` is its layout's version. The first part installed puts the package
+    in place, the last one removed takes it away with the list entry and the folders funes made.
+
+    **Which entry is funes'**: a string naming that folder, as funes writes it (absolute) or as the
+    agent's own install does (``~/…``, or relative to the listing file's folder).
+    """
+
+    source: str
+    #: The package's files, relative to ``source`` and to the installed copy.
+    files: tuple[str, ...]
+    location: str
+    folder: str
+    path: tuple[str, ...] = ("packages",)
+    config: str = "funes.json"
+    placeholder: str = "{session_file}"
+    tool_prefix: str = "mcp__funes__"
+    config_format: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class Agent:
     """The identity of one integration, shared by all its parts (see the module docstring)."""
 
@@ -244,6 +275,8 @@ class Agent:
     mcp: McpServer | None = None
     #: The plugin file that runs the hooks, declared (``None``: none, or a hand-written installer).
     plugin_file: PluginFile | None = None
+    #: The package that runs the hook and the MCP tools, declared (``None``: none).
+    package: Package | None = None
 
     def location(self, name: str) -> Location:
         for loc in self.locations:

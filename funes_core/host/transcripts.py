@@ -34,14 +34,14 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from funes_core.turns.format import _clean_surrogates, format_ts, is_utc_ts, safe_id
+from funes_core.turns.format import Block, Turn, _clean_surrogates, format_ts, is_utc_ts, safe_id
 
 __all__ = [
     "WHITE_SPACE",
@@ -152,6 +152,128 @@ def clean_text(text: str) -> str:
 def compact_json(value: object) -> str:
     """``value`` as compact JSON in its own key order, non-ASCII kept (how tool inputs are stored)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_strings(value: object) -> Iterator[str]:
+    """Every string inside a decoded JSON value, in document order (keys left out).
+
+    What a reader takes from a JSON payload: the text a model would read in a request, or the
+    values of a tool call's input.
+    """
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from json_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from json_strings(item)
+
+
+def _verbatim_id(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _result_text(content: object) -> str:
+    """A tool result's text: the string, or the text parts of a list joined with ``\\n``."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = (p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return "" if content is None else compact_json(content)
+
+
+def anthropic_blocks(
+    content: object, tool_names: dict[str, str], *, clean_ids: bool = False, bare_strings: bool = True
+) -> list[Block]:
+    """The non-blank blocks of one message's ``content`` in Anthropic's Messages form, in order.
+
+    Claude Code and Factory Droid record messages this way. A string is one text block; in a list,
+    ``text``, ``thinking`` (its ``thinking`` text), ``tool_use`` (the ``input`` as compact JSON,
+    in source key order) and ``tool_result`` (a string, or its text parts joined with ``\\n``)
+    become blocks; images and documents carry no text and are left out. ``tool_names`` maps a call
+    id to the name of the latest call seen so far, so a result is named after the call before it
+    (a call records its name even when its input is blank). Call ids are kept as written, or
+    through :func:`clean_id` with ``clean_ids``; ``bare_strings`` reads a plain string in the list
+    as a text part (Claude Code's older records), otherwise it is skipped.
+    """
+    if isinstance(content, str):
+        return [] if is_blank(content) else [Block("text", content)]
+    ident = clean_id if clean_ids else _verbatim_id
+    blocks: list[Block] = []
+    for part in content if isinstance(content, list) else []:
+        block: Block | None = None
+        if isinstance(part, str) and bare_strings:
+            block = Block("text", part)
+        elif not isinstance(part, dict):
+            continue
+        elif part.get("type") == "text" and isinstance(part.get("text"), str):
+            block = Block("text", part["text"])
+        elif part.get("type") == "thinking" and isinstance(part.get("thinking"), str):
+            block = Block("thinking", part["thinking"])
+        elif part.get("type") == "tool_use":
+            name = part.get("name") if isinstance(part.get("name"), str) else None
+            call_id = ident(part.get("id"))
+            if call_id and name:
+                tool_names[call_id] = name  # before the blank check: an empty call still names
+            block = Block(
+                "tool_use", compact_json(part.get("input", {})), tool_name=name, tool_use_id=call_id
+            )
+        elif part.get("type") == "tool_result":
+            call_id = ident(part.get("tool_use_id"))
+            name = tool_names.get(call_id) if call_id else None
+            block = Block(
+                "tool_result", _result_text(part.get("content")), tool_name=name, tool_use_id=call_id
+            )
+        if block is not None and not is_blank(block.text):
+            blocks.append(block)
+    return blocks
+
+
+class RecordTurns:
+    """The turns of one session, built record by record from records that carry their own id.
+
+    For an agent that appends one JSON record per message and names each (Claude Code's ``uuid``,
+    Factory Droid's ``id``). Such a file can hold a record twice (a resumed session, a retried
+    write): the same id with the same role and blocks yields its turn once, and the same id with
+    other content is kept as ``<id>@<n>``, its n-th occurrence, so nothing the agent wrote is lost
+    and nothing doubles. A record without blocks yields no turn but still counts as an occurrence,
+    so ``n`` never depends on what was kept. ``seq`` counts the turns kept, in order.
+    """
+
+    def __init__(self, session_id: str, harness: str, cwd: str | None = None) -> None:
+        self.session_id = session_id
+        self.harness = harness
+        self.cwd = cwd
+        #: The turns added so far, in order.
+        self.turns: list[Turn] = []
+        self._emitted: dict[str, set[tuple[str, tuple[Block, ...]]]] = {}
+        self._occurrences: dict[str, int] = {}
+
+    def add(
+        self, record_id: str, ts: str, role: str, blocks: Iterable[Block], parent_uuid: str | None = None
+    ) -> bool:
+        """Adds the turn of one record; ``False`` when it has no block or repeats one already added."""
+        said = (role, tuple(blocks))
+        count = self._occurrences[record_id] = self._occurrences.get(record_id, 0) + 1
+        if not said[1] or said in self._emitted.get(record_id, set()):
+            return False
+        self._emitted.setdefault(record_id, set()).add(said)
+        self.turns.append(
+            Turn(
+                session_id=self.session_id,
+                turn_uuid=safe_id(f"{record_id}@{count}") if count > 1 else record_id,
+                seq=len(self.turns),
+                ts=ts,
+                role=role,
+                harness=self.harness,
+                blocks=said[1],
+                cwd=self.cwd,
+                parent_uuid=parent_uuid,
+            )
+        )
+        return True
 
 
 class FunctionCall(NamedTuple):

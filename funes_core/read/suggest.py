@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
+from funes_core.host.transcripts import json_strings
 from funes_core.read.common import Param, VerbError, collapse, dump, get_hint, get_ref, session8
 
 if TYPE_CHECKING:
@@ -135,17 +136,6 @@ def _looks_generated(word: str) -> bool:
     return bool(_HEXISH.match(word)) or 2 * digits >= len(word)
 
 
-def _strings(value: object) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 def _scannable(row: Row) -> str:
     """The text to look for names in: for a tool call, the values of its input, not its keys.
 
@@ -157,7 +147,7 @@ def _scannable(row: Row) -> str:
         return row.text
     _, _, payload = row.text.partition("] ")
     try:
-        return "\n".join(_strings(json.loads(payload)))
+        return "\n".join(json_strings(json.loads(payload)))
     except ValueError:
         return row.text
 

@@ -45,13 +45,12 @@ from typing import Any
 
 from funes_claude.agent import CLAUDE
 from funes_core import (
-    Block,
     Converter,
+    RecordTurns,
     SessionRef,
     Turn,
+    anthropic_blocks,
     clean_id,
-    compact_json,
-    is_blank,
     parse_ts,
     read_json_lines,
     safe_id,
@@ -63,11 +62,6 @@ _EPOCH = "1970-01-01T00:00:00Z"
 _TURN_TYPES = ("user", "assistant")
 #: Claude Code deletes transcripts older than this many days unless settings.json says otherwise.
 DEFAULT_CLEANUP_DAYS = 30
-
-
-def _text_or_none(value: object) -> str | None:
-    """A non-empty string as it is (tool ids are stored verbatim), else ``None``."""
-    return value if isinstance(value, str) and value else None
 
 
 def _is_turn_record(record: dict[str, Any]) -> bool:
@@ -129,9 +123,7 @@ class ClaudeConverter(Converter, agent=CLAUDE):
         session_id = session_id_for(ref.path, records)
         cwd = next((r["cwd"] for r in records if isinstance(r.get("cwd"), str) and r["cwd"]), None)
         tool_names: dict[str, str] = {}  # call id -> name of the latest call seen so far
-        turns: list[Turn] = []
-        emitted: dict[str, set[tuple[str, tuple[Block, ...]]]] = {}  # uuid -> contents emitted
-        occurrences: dict[str, int] = {}
+        turns = RecordTurns(session_id, self.id, cwd)
         last_ts = _EPOCH
         for position, record in enumerate(records, start=1):
             if not _is_turn_record(record):
@@ -142,70 +134,7 @@ class ClaudeConverter(Converter, agent=CLAUDE):
                 role = str(record["type"])
             ts = parse_ts(record.get("timestamp")) or last_ts
             last_ts = ts
-            blocks = tuple(_blocks(message.get("content"), tool_names))
+            blocks = anthropic_blocks(message.get("content"), tool_names)
             uuid = clean_id(record.get("uuid")) or f"rec-{position}"
-            count = occurrences[uuid] = occurrences.get(uuid, 0) + 1
-            if not blocks or (role, blocks) in emitted.get(uuid, set()):
-                continue  # nothing to say, or the same record written again: already emitted
-            emitted.setdefault(uuid, set()).add((role, blocks))
-            if count > 1:
-                uuid = safe_id(f"{uuid}@{count}")
-            turns.append(
-                Turn(
-                    session_id=session_id,
-                    turn_uuid=uuid,
-                    seq=len(turns),
-                    ts=ts,
-                    role=role,
-                    harness=self.id,
-                    blocks=blocks,
-                    cwd=cwd,
-                    parent_uuid=clean_id(record.get("parentUuid")),
-                )
-            )
-        return turns
-
-
-def _result_text(content: object) -> str:
-    """A tool result's text: the string, or the text parts of a list joined with ``\\n``."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = (p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text")
-        return "\n".join(t for t in texts if isinstance(t, str))
-    if content is None:
-        return ""
-    return compact_json(content)
-
-
-def _blocks(content: object, tool_names: dict[str, str]) -> list[Block]:
-    """The non-blank blocks of one ``message.content``, in order."""
-    if isinstance(content, str):
-        return [] if is_blank(content) else [Block("text", content)]
-    blocks: list[Block] = []
-    for part in content if isinstance(content, list) else []:
-        block: Block | None = None
-        if isinstance(part, str):
-            block = Block("text", part)
-        elif not isinstance(part, dict):
-            continue
-        elif part.get("type") == "text" and isinstance(part.get("text"), str):
-            block = Block("text", part["text"])
-        elif part.get("type") == "thinking" and isinstance(part.get("thinking"), str):
-            block = Block("thinking", part["thinking"])
-        elif part.get("type") == "tool_use":
-            name = part.get("name") if isinstance(part.get("name"), str) else None
-            call_id = _text_or_none(part.get("id"))
-            if call_id and name:
-                tool_names[call_id] = name  # before the blank check: an empty call still names
-            block = Block(
-                "tool_use", compact_json(part.get("input", {})), tool_name=name, tool_use_id=call_id
-            )
-        elif part.get("type") == "tool_result":
-            call_id = _text_or_none(part.get("tool_use_id"))
-            name = tool_names.get(call_id) if call_id else None
-            text = _result_text(part.get("content"))
-            block = Block("tool_result", text, tool_name=name, tool_use_id=call_id)
-        if block is not None and not is_blank(block.text):
-            blocks.append(block)
-    return blocks
+            turns.add(uuid, ts, role, blocks, clean_id(record.get("parentUuid")))
+        return turns.turns

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from funes_claude.converter import ClaudeConverter, is_blank, parse_ts, session_id_for
-from funes_core import SessionRef, Turn, parse_line, turns_to_jsonl
+from funes_claude.converter import ClaudeConverter, session_id_for
+from funes_core import SessionRef, Turn, is_blank, parse_line, parse_ts, turns_to_jsonl
 
 FIXTURES = Path(str(resources.files("funes_claude.contract_fixtures")))
 CASES = sorted(p for p in (FIXTURES / "cases").iterdir() if p.is_dir())

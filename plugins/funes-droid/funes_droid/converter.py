@@ -36,16 +36,14 @@ from pathlib import Path
 from typing import Any
 
 from funes_core import (
-    Block,
     Converter,
+    RecordTurns,
     SessionRef,
     Turn,
+    anthropic_blocks,
     clean_id,
-    compact_json,
-    is_blank,
     parse_ts,
     read_json_lines,
-    safe_id,
 )
 from funes_droid.agent import AGENT
 
@@ -112,9 +110,7 @@ class DroidConverter(Converter, agent=AGENT):
                 parents.setdefault(str(clean_id(record.get("id"))), clean_id(record.get("parentId")))
         tool_names: dict[str, str] = {}
         kept: set[str] = set()
-        turns: list[Turn] = []
-        emitted: dict[str, set[tuple[str, tuple[Block, ...]]]] = {}
-        occurrences: dict[str, int] = {}
+        turns = RecordTurns(session_id, self.id, cwd)
         last_ts = _EPOCH
         for position, record in enumerate(records, start=1):
             message = _message(record)
@@ -124,30 +120,12 @@ class DroidConverter(Converter, agent=AGENT):
             if not isinstance(role, str) or not role.strip():
                 continue
             ts = last_ts = parse_ts(record.get("timestamp")) or last_ts
-            blocks = tuple(_blocks(message.get("content"), tool_names))
+            blocks = anthropic_blocks(message.get("content"), tool_names, clean_ids=True, bare_strings=False)
             uuid = clean_id(record.get("id")) or f"rec-{position}"
-            count = occurrences[uuid] = occurrences.get(uuid, 0) + 1
-            if not blocks or (role, blocks) in emitted.get(uuid, set()):
-                continue  # nothing to say, or the same message written again: already emitted
-            emitted.setdefault(uuid, set()).add((role, blocks))
             parent = _kept_ancestor(clean_id(record.get("parentId")), parents, kept)
-            kept.add(uuid)
-            if count > 1:
-                uuid = safe_id(f"{uuid}@{count}")
-            turns.append(
-                Turn(
-                    session_id=session_id,
-                    turn_uuid=uuid,
-                    seq=len(turns),
-                    ts=ts,
-                    role=role,
-                    harness=self.id,
-                    blocks=blocks,
-                    cwd=cwd,
-                    parent_uuid=parent,
-                )
-            )
-        return turns
+            if turns.add(uuid, ts, role, blocks, parent):
+                kept.add(uuid)
+        return turns.turns
 
 
 def _kept_ancestor(parent: str | None, parents: dict[str, str | None], kept: set[str]) -> str | None:
@@ -157,46 +135,3 @@ def _kept_ancestor(parent: str | None, parents: dict[str, str | None], kept: set
         seen.add(parent)
         parent = parents.get(parent)
     return parent if parent in kept else None
-
-
-def _result_text(content: object) -> str:
-    """A tool result's text: the string, or the text parts of a list joined with ``\\n``."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = (p.get("text") for p in content if isinstance(p, dict) and p.get("type") == "text")
-        return "\n".join(t for t in texts if isinstance(t, str))
-    return "" if content is None else compact_json(content)
-
-
-def _blocks(content: object, tool_names: dict[str, str]) -> list[Block]:
-    """The non-blank blocks of one message's content, in order."""
-    if isinstance(content, str):
-        return [] if is_blank(content) else [Block("text", content)]
-    blocks: list[Block] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        block: Block | None = None
-        if kind == "text" and isinstance(part.get("text"), str):
-            block = Block("text", part["text"])
-        elif kind == "thinking" and isinstance(part.get("thinking"), str):
-            block = Block("thinking", part["thinking"])
-        elif kind == "tool_use":
-            name = part.get("name") if isinstance(part.get("name"), str) else None
-            call_id = clean_id(part.get("id"))
-            if call_id and name:
-                tool_names[call_id] = name  # before the blank check: an empty call still names
-            block = Block(
-                "tool_use", compact_json(part.get("input", {})), tool_name=name, tool_use_id=call_id
-            )
-        elif kind == "tool_result":
-            call_id = clean_id(part.get("tool_use_id"))
-            name = tool_names.get(call_id) if call_id else None
-            block = Block(
-                "tool_result", _result_text(part.get("content")), tool_name=name, tool_use_id=call_id
-            )
-        if block is not None and not is_blank(block.text):
-            blocks.append(block)
-    return blocks

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-from funes_core import Agent, Location
+from funes_core import Agent, Location, Package
 
-__all__ = ["PI"]
+__all__ = ["PACKAGE", "PI"]
+
+#: The pi package funes installs (pi has no hooks and no MCP of its own): ``funes_pi/extension``,
+#: copied to ``$FUNES_HOME/integrations/pi-extension`` and listed in ``packages`` of settings.json.
+PACKAGE = Package(
+    source="funes_pi:extension",
+    files=("package.json", "extensions/funes.ts"),
+    location="settings",
+    folder="pi-extension",
+)
 
 PI = Agent(
     id="pi",
@@ -15,4 +24,5 @@ PI = Agent(
         Location("sessions", "sessions", under="agent", holds="sessions (--<cwd>--/<ts>_<id>.jsonl)"),
         Location("settings", "settings.json", under="agent", holds="installed packages"),
     ),
+    package=PACKAGE,
 )
