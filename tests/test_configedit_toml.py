@@ -1,4 +1,4 @@
-"""The TOML adapter's text edits (Codex's config.toml): a block and a marked line, byte for byte."""
+"""The TOML adapter's text edits (Codex's, Vibe's config.toml): block, marked line, item, byte for byte."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ import tomllib
 
 import pytest
 
-from funes_core.wiring.configedit.toml import Block, MarkedLine, TomlEditError
+from funes_core.wiring.configedit.base import Place
+from funes_core.wiring.configedit.toml import Block, Item, MarkedLine, TomlEditError, TomlFormat
 
 GRACE_MS = 15000
 BLOCK = Block(("mcp_servers", "funes"), "# test marker: ours")
 LINE = MarkedLine("mcp_optional_startup_grace_ms", "# test marker: ours too")
+ITEM = Item(("mcp_servers",), "# test marker: ours")
 VALUES = {"command": "/opt/funes", "args": ["mcp", "team/m"], "env": {"FUNES_HOME": "/x y"}, "n": 3}
 
 ORIGINALS = [
@@ -68,3 +70,51 @@ def test_a_table_without_our_marker_is_not_ours() -> None:
 def test_removal_after_the_user_added_to_our_block_still_takes_only_our_table() -> None:
     text = BLOCK.insert("[tui]\nx = 1\n", VALUES) + "\n[mine]\nz = 1\n"
     assert tomllib.loads(BLOCK.remove(text)) == {"tui": {"x": 1}, "mine": {"z": 1}}
+
+
+def _everyone(_item: object) -> bool:
+    return True
+
+
+@pytest.mark.parametrize("original", ORIGINALS)
+def test_an_item_comes_out_exactly_as_it_went_in(original: str) -> None:
+    item = {"name": "funes", **VALUES}
+    if "mcp_servers" in tomllib.loads(original):  # a table there: no array of tables can be added
+        with pytest.raises(TomlEditError):
+            ITEM.insert(original, item)
+        return
+    text = ITEM.insert(original, item)
+    assert tomllib.loads(text)["mcp_servers"] == [item]
+    assert ITEM.items(text) == [item]
+    for line in original.splitlines():
+        assert line in text.splitlines(), f"lost {line!r}"
+    assert ITEM.remove(text, _everyone) == original
+
+
+def test_the_users_items_before_and_after_ours_stay_in_place() -> None:
+    mine = '[[mcp_servers]]\nname = "gh"\ncommand = "gh-mcp"\n\n[tui]\nx = 1\n'
+    text = ITEM.insert(mine, {"name": "funes", "command": "funes", "args": ["mcp"]})
+    later = text + '\n[[mcp_servers]]\nname = "late"\ncommand = "l"\n'
+    names = [server["name"] for server in tomllib.loads(later)["mcp_servers"]]
+    assert names == ["gh", "funes", "late"]
+    assert [i["name"] for i in ITEM.items(later)] == ["funes"]
+    assert ITEM.remove(later, _everyone) == mine + '\n[[mcp_servers]]\nname = "late"\ncommand = "l"\n'
+    assert ITEM.remove(text, lambda item: False) == text, "an item ours() rejects stays"
+
+
+def test_an_item_without_our_marker_is_not_ours_and_an_inline_array_is_refused() -> None:
+    text = '[[mcp_servers]]\nname = "funes"\ncommand = "funes"\nargs = ["mcp"]\n'
+    assert ITEM.items(text) == []
+    assert ITEM.remove(text, _everyone) == text
+    with pytest.raises(TomlEditError):
+        ITEM.insert('mcp_servers = [{ name = "a" }]\n', {"name": "funes"})
+
+
+def test_the_adapter_adds_finds_and_drops_a_list_item() -> None:
+    adapter, place = TomlFormat(), Place(("mcp_servers",))
+    added = adapter.add('model = "m"\n', place, {"name": "funes", "command": "f"}, note="funes-vibe")
+    assert added.created == (("mcp_servers",),)
+    assert "# funes-vibe\n[[mcp_servers]]\n" in added.text
+    assert adapter.find(added.text, place, note="funes-vibe") == [{"name": "funes", "command": "f"}]
+    assert not adapter.occupied(added.text, place, note="funes-vibe")
+    assert adapter.drop(added.text, place, _everyone, note="funes-vibe") == 'model = "m"\n'

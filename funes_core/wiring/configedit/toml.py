@@ -10,14 +10,17 @@ files):
 * a **block**: one table (``[mcp_servers.funes]``) appended at the end of the file, after a
   blank line, headed by a marker comment line that proves it is ours;
 * a **marked line**: one top-level ``key = value  # <marker>`` inserted after the last
-  top-level key (top-level keys must come before the first table header).
+  top-level key (top-level keys must come before the first table header);
+* an **item**: one ``[[header]]`` table of an array of tables (Mistral Vibe's
+  ``[[mcp_servers]]``), appended at the end like a block, with the same marker comment.
 
 Every edit is checked with tomlkit (a round-tripping TOML parser): the result must parse and
 mean exactly the original document plus (or minus) our entry, or :class:`TomlEditError` is
 raised and nothing is written. A file that does not parse is refused, never repaired.
 :class:`TomlFormat` is the adapter a :class:`~funes_core.wiring.configedit.ManagedEntry` edits
 through: a member of a table (``Place(("mcp_servers",), "funes")``) is a block, a top-level key
-(``Place((), "mcp_optional_startup_grace_ms")``) a marked line.
+(``Place((), "mcp_optional_startup_grace_ms")``) a marked line, an item of a list
+(``Place(("mcp_servers",))``) an item.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from funes_core.wiring.configedit.base import Added, EditError, Place
 
-__all__ = ["Block", "MarkedLine", "TomlEditError", "TomlFormat", "parse"]
+__all__ = ["Block", "Item", "MarkedLine", "TomlEditError", "TomlFormat", "parse"]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -118,27 +121,56 @@ def _with(data: dict[str, Any], path: Sequence[str], value: Any) -> dict[str, An
     return copy
 
 
-class Block:
-    """Our table at ``path`` (e.g. ``("mcp_servers", "funes")``), kept as a marked block at the end.
+def _marker_line(marker: str) -> str:
+    if not marker.startswith("#") or "\n" in marker:
+        raise ValueError("the marker must be one TOML comment line")
+    return marker
 
-    The block is ``<marker line>``, the ``[header]`` and one ``key = value`` line per key, with
-    no blank line inside; it is separated from what comes before by one blank line.
+
+def _append(text: str, block: str, newline: str) -> str:
+    """``text`` with ``block`` at its end after one blank line, in the file's own end-of-file style."""
+    if not text:
+        return block
+    if text.endswith("\n"):
+        return text + newline + block
+    return text + newline + newline + block[: -len(newline)]  # no newline at the very end, as before
+
+
+def _cut(text: str, start: int, stop: int) -> str:
+    """``text`` without ``[start, stop)`` and the blank line :func:`_append` put before it."""
+    newline = _newline(text[start:stop] or text)
+    prefix, suffix = text[:start], text[stop:]
+    if not suffix and not text.endswith("\n"):
+        for cut in (newline + newline, newline):
+            if prefix.endswith(cut):
+                prefix = prefix[: -len(cut)]
+                break
+    elif start > 0 and prefix.endswith(newline):
+        prefix = prefix[: -len(newline)]
+    return prefix + suffix
+
+
+class _Marked:
+    """A table funes appended at the end: ``<marker line>``, the header, one ``key = value`` a line.
+
+    There is no blank line inside; one blank line separates it from what comes before.
     """
 
+    header: str
+
     def __init__(self, path: Sequence[str], marker: str) -> None:
-        if not marker.startswith("#") or "\n" in marker:
-            raise ValueError("the marker must be one TOML comment line")
         self.path = tuple(path)
-        self.marker = marker
-        self.header = "[" + ".".join(_key(step) for step in self.path) + "]"
+        self.marker = _marker_line(marker)
+        self.dotted = ".".join(_key(step) for step in self.path)
 
     def render(self, values: Mapping[str, Any], newline: str) -> str:
         lines = [self.marker, self.header, *(f"{_key(k)} = {render_value(v)}" for k, v in values.items())]
         return newline.join(lines) + newline
 
-    def span(self, text: str) -> tuple[int, int] | None:
-        """Where our block is in ``text`` (start of its marker line, end of its last line)."""
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where our blocks are in ``text`` (start of the marker line, end of the last key line)."""
         lines = _lines(text)
+        found: list[tuple[int, int]] = []
         for index, (start, _end, content) in enumerate(lines[:-1]):
             if content.rstrip() != self.marker or lines[index + 1][2].strip() != self.header:
                 continue
@@ -148,8 +180,21 @@ class Block:
                 if not stripped or stripped.startswith(("[", "#")):
                     break
                 stop = end
-            return start, stop
-        return None
+            found.append((start, stop))
+        return found
+
+
+class Block(_Marked):
+    """Our table at ``path`` (e.g. ``("mcp_servers", "funes")``), kept as a marked block at the end."""
+
+    def __init__(self, path: Sequence[str], marker: str) -> None:
+        super().__init__(path, marker)
+        self.header = f"[{self.dotted}]"
+
+    def span(self, text: str) -> tuple[int, int] | None:
+        """Where our block is in ``text`` (start of its marker line, end of its last line)."""
+        found = self.spans(text)
+        return found[0] if found else None
 
     def value(self, text: str | None) -> Any:
         """What the file holds at our path (ours or not); ``None`` when absent."""
@@ -171,14 +216,7 @@ class Block:
         before = parse(text)
         if _get(before, self.path) is not None:
             raise TomlEditError(f"{'.'.join(self.path)} is already there")
-        newline = _newline(text)
-        block = self.render(values, newline)
-        if not text:
-            result = block
-        elif text.endswith("\n"):
-            result = text + newline + block
-        else:  # keep the file's own style: no newline at the very end
-            result = text + newline + newline + block[: -len(newline)]
+        result = _append(text, self.render(values, _newline(text)), _newline(text))
         try:
             ok = parse(result) == _with(before, self.path, dict(values))
         except TomlEditError:
@@ -195,17 +233,7 @@ class Block:
         span = self.span(text)
         if span is None:
             return text
-        start, stop = span
-        newline = _newline(text[start:stop] or text)
-        prefix, suffix = text[:start], text[stop:]
-        if not suffix and not text.endswith("\n"):
-            for cut in (newline + newline, newline):
-                if prefix.endswith(cut):
-                    prefix = prefix[: -len(cut)]
-                    break
-        elif start > 0 and prefix.endswith(newline):
-            prefix = prefix[: -len(newline)]
-        result = prefix + suffix
+        result = _cut(text, *span)
         before = parse(text)
         acceptable = [_without(before, self.path, prune=prune) for prune in (False, True)]
         if parse(result) not in acceptable:
@@ -213,14 +241,83 @@ class Block:
         return result
 
 
+class Item(_Marked):
+    """Our table in the array of tables at ``path`` (``[[mcp_servers]]``), a marked block at the end.
+
+    The user's own items, before or after ours, stay where they are: TOML lets the items of one
+    array be defined apart, so the array is the user's items with ours added where the file
+    defines it.
+    """
+
+    def __init__(self, path: Sequence[str], marker: str) -> None:
+        super().__init__(path, marker)
+        self.header = f"[[{self.dotted}]]"
+
+    def _array(self, data: Mapping[str, Any]) -> list[Any] | None:
+        found = _get(data, self.path)
+        if found is None:
+            return None
+        if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
+            raise TomlEditError(f"{'.'.join(self.path)} is not an array of tables")
+        return found
+
+    def items(self, text: str | None) -> list[Any]:
+        """The items in our marked blocks that the file's array holds (what is funes' to judge)."""
+        if text is None:
+            return []
+        array = self._array(parse(text)) or []
+        out: list[Any] = []
+        for start, stop in self.spans(text):
+            item = (_get(parse(text[start:stop]), self.path) or [None])[0]
+            if item in array:
+                out.append(item)
+        return out
+
+    def insert(self, text: str | None, values: Mapping[str, Any]) -> str:
+        """``text`` with our item appended as the array's last."""
+        text = text or ""
+        before = parse(text)
+        array = self._array(before)
+        result = _append(text, self.render(values, _newline(text)), _newline(text))
+        try:
+            ok = parse(result) == _with(before, self.path, [*(array or []), dict(values)])
+        except TomlEditError:
+            ok = False  # e.g. an inline array (mcp_servers = [...]): a [[header]] cannot extend it
+        if not ok:
+            raise TomlEditError(
+                f"cannot add [[{'.'.join(self.path)}]] at the end of the file safely (is "
+                f"{'.'.join(self.path)} an inline array?); add it by hand"
+            )
+        return result
+
+    def remove(self, text: str, ours: Callable[[Any], bool]) -> str:
+        """``text`` without our blocks whose item ``ours`` accepts; unchanged if there are none."""
+        for start, stop in reversed(self.spans(text)):
+            item = (_get(parse(text[start:stop]), self.path) or [None])[0]
+            before = parse(text)
+            array = list(self._array(before) or [])
+            if item not in array or not ours(item):
+                continue
+            array.remove(item)
+            result = _cut(text, start, stop)
+            if array:
+                acceptable = [_with(before, self.path, array)]
+            else:  # the last item: the array's key goes (and the tables it alone implied)
+                acceptable = [_without(before, self.path, prune=prune) for prune in (False, True)]
+            if parse(result) not in acceptable:
+                raise TomlEditError(
+                    f"cannot remove funes' [[{'.'.join(self.path)}]] safely; remove it by hand"
+                )
+            text = result
+        return text
+
+
 class MarkedLine:
     """One top-level ``key = value`` that ends with our marker comment."""
 
     def __init__(self, key: str, marker: str) -> None:
-        if not marker.startswith("#") or "\n" in marker:
-            raise ValueError("the marker must be one TOML comment line")
         self.key = key
-        self.marker = marker
+        self.marker = _marker_line(marker)
         self._pattern = re.compile(rf"^{re.escape(_key(key))}\s*=.*{re.escape(marker)}\s*$")
 
     def span(self, text: str) -> tuple[int, int] | None:
@@ -308,16 +405,20 @@ class TomlFormat:
         return parse(text)
 
     @staticmethod
-    def _shape(place: Place, note: str) -> Block | MarkedLine:
-        if place.key is None:
-            raise EditError("TOML entries are table members; lists are not supported")
+    def _shape(place: Place, note: str) -> Block | MarkedLine | Item:
         marker = note if note.startswith("#") else f"# {note}"
+        if place.key is None:
+            if not place.path:
+                raise EditError("a TOML document is a table, not a list")
+            return Item(place.path, marker)
         if place.path:
             return Block((*place.path, place.key), marker)
         return MarkedLine(place.key, marker)
 
     def find(self, text: str, place: Place, *, note: str) -> list[Any]:
         shape = self._shape(place, note)
+        if isinstance(shape, Item):
+            return shape.items(text)
         if not shape.is_ours(text):
             return []
         if isinstance(shape, Block):
@@ -337,6 +438,8 @@ class TomlFormat:
 
     def drop(self, text: str, place: Place, ours: Callable[[Any], bool], *, note: str) -> str:
         shape = self._shape(place, note)
+        if isinstance(shape, Item):
+            return shape.remove(text, ours)
         found = self.find(text, place, note=note)
         if not found or not ours(found[0]):
             return text

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from funes_core import integration_hooks
 
-# A converter only: Mistral Vibe has no hooks and no MCP client, so nothing is written into its config
-# (no hook installer, no tool registrar is registered) and `funes integrations remove` has nothing
-# to undo. New sessions are read by every `funes index` from the paths registered with --path.
+# A converter and a tool registrar (funes' MCP server in config.toml). No hook installer: new
+# sessions are read by every `funes index` from the paths registered with --path.
 funes_register_converters, funes_register_hook_installers, funes_register_tool_registrars = integration_hooks(
     "funes_vibe.converter:VibeConverter",
+    "funes_vibe.wiring:VibeToolRegistrar",
 )

@@ -6,8 +6,9 @@ The fixtures are found through the converter's ``contract_fixtures`` package.
 from __future__ import annotations
 
 from funes_contracts import PluginContract
-from funes_vibe import VibeConverter
+from funes_vibe import VibeConverter, VibeToolRegistrar
 
 
 class TestVibe(PluginContract):
     converter_cls = VibeConverter
+    registrar_cls = VibeToolRegistrar
