@@ -24,7 +24,7 @@ from funes_core.faces.cli.app import make_app
 from funes_core.home import Home
 from funes_core.ingest.engine import IndexOptions, run_index
 from funes_core.models.embed import HashEmbedder
-from funes_core.serve.http import RateLimiter, _names, token_in_query
+from funes_core.serve.http import REFUSALS_LOGGED_PER_MINUTE, Guard, RateLimiter, _names, token_in_query
 from funes_core.serve.tokens import (
     TokenFileError,
     TokenTable,
@@ -432,6 +432,22 @@ def test_malformed_http_gets_an_error_and_the_replica_keeps_serving(served: Serv
     assert any("more characters" in line for line in refused), refused
     assert all(len(line) < 1_000 for line in refused), refused
     assert all(len(line) < 1_000 for line in served.replica.log.read_text(errors="replace").splitlines())
+
+
+def test_a_flood_of_refusals_is_logged_a_minute_s_worth_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import funes_core.serve.http as http
+
+    clock = [1_000.0]
+    monkeypatch.setattr(http.time, "monotonic", lambda: clock[0])
+    lines: list[str] = []
+    guard = Guard(
+        None, security=None, tokens=None, limiter=RateLimiter(0), max_body=1, log=lines.append, verbose=False
+    )
+    allowed = [guard._may_log_refusal() for _ in range(REFUSALS_LOGGED_PER_MINUTE + 500)]
+    assert allowed.count(True) == REFUSALS_LOGGED_PER_MINUTE and not any(allowed[REFUSALS_LOGGED_PER_MINUTE:])
+    clock[0] += 60.0
+    assert guard._may_log_refusal()
+    assert lines == [f"500 refused request(s) not logged (over {REFUSALS_LOGGED_PER_MINUTE} a minute)"]
 
 
 def test_a_long_log_message_is_cut_to_one_short_line() -> None:

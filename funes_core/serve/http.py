@@ -81,6 +81,8 @@ BODY_TIMEOUT = 30.0
 #: Seconds a connection cut off for slowness stays half-open, reading and dropping, so the 408
 #: reaches the client instead of a reset (:func:`guarded_protocol`).
 LINGER = 2.0
+#: Refusals (status 400 and over) one replica logs a minute; the rest are counted, not written.
+REFUSALS_LOGGED_PER_MINUTE = 60
 #: Connections one replica holds at once; past it uvicorn answers 503 (a flood cannot exhaust it).
 MAX_CONNECTIONS = 512
 #: Query parameters that carry a token in the schemes people reach for (``?access_token=``, ...).
@@ -270,6 +272,8 @@ class Guard:
         self.limiter = limiter
         self.log = log
         self.verbose = verbose
+        self._log_budget = RateLimiter(REFUSALS_LOGGED_PER_MINUTE)
+        self._unlogged = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -291,7 +295,7 @@ class Guard:
                 await self.app(scope, receive, sending)
         finally:
             status = int(seen["status"])
-            if self.verbose or (status >= 400 and status not in (404, 429)):
+            if self.verbose or (status >= 400 and status not in (404, 429) and self._may_log_refusal()):
                 client = scope.get("client") or ("-", 0)
                 ms = (time.monotonic() - started) * 1000
                 # The path only: a query string is never logged (it may hold a token).
@@ -300,6 +304,22 @@ class Guard:
                 self.log(
                     f"{client[0]} {scope.get('method')} {shown} {status} {ms:.0f} ms token={seen['who']}"
                 )
+
+    def _may_log_refusal(self) -> bool:
+        """Whether this refusal gets its log line: a flood of 401s must not flood the log.
+
+        At most :data:`REFUSALS_LOGGED_PER_MINUTE` lines a minute; the first line logged after a
+        quiet spell says how many were left out, so the log still tells that a flood happened.
+        """
+        if self._log_budget.take("refusals") is not None:
+            self._unlogged += 1
+            return False
+        if self._unlogged:
+            self.log(
+                f"{self._unlogged} refused request(s) not logged (over {REFUSALS_LOGGED_PER_MINUTE} a minute)"
+            )
+            self._unlogged = 0
+        return True
 
     async def _refusal(self, scope: Scope, seen: dict[str, Any]) -> Any:
         """The response that refuses this request, or ``None`` to let it through."""
