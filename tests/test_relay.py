@@ -191,3 +191,24 @@ def test_a_call_waiting_for_a_restart_is_answered_within_the_timeout(
     front.inbox.put(None)
     thread.join(PATIENCE)
     assert not thread.is_alive()
+
+
+def test_a_reader_finding_its_connection_closed_by_the_front_ends_quietly(
+    services: list[FakeService], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The front closes the connection at its end while the reader is between two lines.
+
+    The reader's next ``readline`` then meets a closed file (``ValueError``, not ``OSError``): it
+    must end without an exception, which a daemon thread would print at the interpreter's exit.
+    """
+    front, first = FakeFront(), FakeService()
+    relay = Relay(front, tmp_path, None, first.conn)
+    relay._closing = True  # what the front's end sets before it closes the connection
+    first.conn.close()
+    raised: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    reader = threading.Thread(target=relay._read, args=(first.conn,))
+    reader.start()
+    reader.join(PATIENCE)
+    first.die()
+    assert not reader.is_alive() and raised == []

@@ -124,9 +124,9 @@ class Relay:
         threading.Thread(target=self._read, args=(conn,), name="funes-mcp-relay", daemon=True).start()
 
     def _read(self, conn: client.Connection) -> None:
-        conn.sock.settimeout(None)  # answers may take long; the watchdog bounds the wait per request
         reason = "the memory service closed the connection"
         try:
+            conn.sock.settimeout(None)  # answers may take long; the watchdog bounds the wait per request
             while True:
                 line = conn.rfile.readline()
                 if not line:
@@ -136,6 +136,8 @@ class Relay:
                 self._from_service(line)
         except OSError as exc:
             reason = f"the connection to the memory service broke: {exc}"
+        except ValueError:  # the file was closed under us: the front's end closed the connection
+            reason = "the connection to the memory service was closed"
         self._reconnect(conn, reason)
 
     def _from_service(self, line: bytes) -> None:
