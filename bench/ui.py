@@ -5,7 +5,8 @@ vectors, sessions of 40 chunks; built once and cached), copied under ``bench/.ca
 more session of 2,000 turns (user text, assistant text and a tool call, tool results of ~1 KB, in
 turn), whose vectors are base vectors of the corpus (the viewer's reader does not read vectors).
 ``funes ui --no-open`` serves it as a person starts it (real model for the query), three ways in
-one run, one after the other (``--rounds`` repeats the three):
+one run, one after the other (``--rounds`` repeats the three; every other round runs in_process
+last, so that a drifting load does not always favour the same one):
 
 - **in_process**: ``funes ui --no-service``, the viewer in its own process (its own store and model);
 - **service_started**: no memory service runs; ``funes ui`` starts one (detached) and it hosts the
@@ -300,6 +301,14 @@ def measure(home: Home, runs: int, console: Console, mode: str) -> dict[str, Any
     return out
 
 
+def _order(modes: list[str], turn: int) -> list[str]:
+    """Every other round runs in_process last instead of first (the machine's load drifts during a
+    run; service_started always comes right before service, whose service it leaves running)."""
+    if turn % 2 and modes and modes[0] == "in_process":
+        return [*modes[1:], modes[0]]
+    return modes
+
+
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chunks", type=int, default=100_000, help="corpus size (default 100000)")
@@ -320,9 +329,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     info = json.loads((home.root / "done.json").read_text())
     results: dict[str, Any] = {"machine": machine_info(), "corpus": info, "rounds": []}
     try:
-        for _ in range(args.rounds):
+        for turn in range(args.rounds):
             rounds: dict[str, Any] = {}
-            for mode in modes:
+            for mode in _order(modes, turn):
                 rounds[mode] = {"load_before": os.getloadavg()[0]}
                 rounds[mode].update(measure(home, args.runs, console, mode))
                 rounds[mode]["load_after"] = os.getloadavg()[0]

@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlsplit
@@ -22,9 +23,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import test_serve
-from test_serve import ARM, HEAVY, PATIENCE, root_of, running, service_pid, wait_for
+from test_serve import ARM, FUNES, HEAVY, PATIENCE, root_of, running, service_pid, wait_for
 
-from funes_core.serve import wire
+from funes_core.serve import client, wire
 
 #: test_serve's fixture: a home holding the example sessions (hash embedder), and its environment.
 home = test_serve.home
@@ -164,6 +165,35 @@ def test_a_killed_funes_ui_closes_its_viewer_and_a_new_one_gets_a_new_token(home
     finally:
         code, err = again.interrupt()
     assert code == 0, err
+
+
+@pytest.mark.slow
+def test_an_open_viewer_keeps_the_service_from_idling_out_and_a_stopped_service_ends_funes_ui(
+    home: dict[str, str],
+) -> None:
+    """The viewer's connection is one of the service's clients: a service with a one-second idle
+    exit stays while a viewer is open, and leaves once it is closed. ``funes serve --stop`` closes
+    the viewer, and ``funes ui`` says so in one line and exits 1."""
+    env = {**home, "FUNES_SERVE_IDLE": "1"}
+    ui = UiProcess(env)
+    conn = client.connect(root_of(env), "info", timeout=PATIENCE)
+    conn.close()
+    assert conn.reply["clients"] == 1
+    time.sleep(3)  # three idle exits' worth: not a timing assertion, the service must simply be there
+    assert running(env) and get(ui.port, f"/?token={ui.token}").status == 303
+    code, err = ui.interrupt()
+    assert code == 0, err
+    wait_for(lambda: not running(env), "the service to exit idle once the viewer closed")
+
+    ui = UiProcess(home)
+    stopped = subprocess.run([FUNES, "serve", "--stop"], env=home, capture_output=True, timeout=PATIENCE)
+    assert stopped.returncode == 0, stopped.stderr
+    _, err = ui.proc.communicate(timeout=PATIENCE)
+    said = [line for line in err.splitlines() if not line.startswith("MODULES ")]
+    assert ui.proc.returncode == 1 and said == [
+        "funes ui: the memory service stopped, and the viewer with it"
+    ]
+    assert closed(ui.port)
 
 
 @pytest.mark.slow
