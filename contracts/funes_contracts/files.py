@@ -30,6 +30,7 @@ __all__ = [
     "complete_lines",
     "copy_case",
     "corrupt_lines",
+    "cut_documents",
     "cut_inside",
     "earlier_lines",
     "golden_texts",
@@ -199,6 +200,21 @@ def cut_inside(text: str, value: str) -> str | None:
     needle = json.dumps(value, ensure_ascii=False)[1:-1]
     where = text.rfind(needle) if value else -1
     return text[: where + max(1, len(needle) // 2)] if where >= 0 else None
+
+
+def cut_documents(documents: Iterable[tuple[Path, Any]], value_of: Callable[[Any], str]) -> bool:
+    """``make_torn`` for a format of one JSON document a file: each cut inside the string ``value_of`` names.
+
+    ``documents`` are ``(path, parsed JSON)``; ``value_of(data)`` is the text to cut inside (the last
+    one the converter keeps, say), or ``""`` to leave that file whole. Whether any file was cut.
+    """
+    done = False
+    for path, data in documents:
+        torn = cut_inside(path.read_text(encoding="utf-8"), value_of(data))
+        if torn is not None:
+            path.write_text(torn, encoding="utf-8")
+            done = True
+    return done
 
 
 def corrupt_lines(folder: Path) -> bool:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import cut_inside, golden_texts, json_documents, lengthen_documents
+from funes_contracts.files import cut_documents, cut_inside, golden_texts, json_documents, lengthen_documents
 
 
 def _golden(path: Path, *texts: str) -> Path:
@@ -46,3 +46,14 @@ def test_lengthen_documents_writes_the_first_document_holding_a_kept_string(tmp_
     assert lengthen_documents(documents, "+FILLER", golden, write) is True
     assert written == {tmp_path / "b" / "doc.json": {"x": "the long answer that is kept+FILLER"}}
     assert lengthen_documents(documents[:1], "+FILLER", golden, write) is False
+
+
+def test_cut_documents_cuts_each_file_inside_its_value_and_leaves_the_rest_whole(tmp_path: Path) -> None:
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    one.write_text('[{"text": "the last words"}]', encoding="utf-8")
+    two.write_text('[{"text": "kept whole"}]', encoding="utf-8")
+    documents = [(one, [{"text": "the last words"}]), (two, [{"text": "kept whole"}])]
+    assert cut_documents(documents, lambda data: "" if data[0]["text"] == "kept whole" else data[0]["text"])
+    assert one.read_text(encoding="utf-8") == '[{"text": "the las'
+    assert two.read_text(encoding="utf-8") == '[{"text": "kept whole"}]'
+    assert not cut_documents([(two, [])], lambda data: "")
