@@ -29,7 +29,9 @@ __all__ = [
     "GARBAGE_RECORD",
     "complete_lines",
     "copy_case",
+    "corrupt_after_first",
     "corrupt_lines",
+    "cut_documents",
     "cut_inside",
     "earlier_lines",
     "golden_texts",
@@ -45,6 +47,7 @@ __all__ = [
     "sqlite_fixture",
     "strip_offsets",
     "tear_lines",
+    "tear_newest_row",
 ]
 
 #: What :func:`corrupt_lines` inserts: valid UTF-8, not valid JSON, like a half-flushed buffer.
@@ -201,6 +204,21 @@ def cut_inside(text: str, value: str) -> str | None:
     return text[: where + max(1, len(needle) // 2)] if where >= 0 else None
 
 
+def cut_documents(documents: Iterable[tuple[Path, Any]], value_of: Callable[[Any], str]) -> bool:
+    """``make_torn`` for a format of one JSON document a file: each cut inside the string ``value_of`` names.
+
+    ``documents`` are ``(path, parsed JSON)``; ``value_of(data)`` is the text to cut inside (the last
+    one the converter keeps, say), or ``""`` to leave that file whole. Whether any file was cut.
+    """
+    done = False
+    for path, data in documents:
+        torn = cut_inside(path.read_text(encoding="utf-8"), value_of(data))
+        if torn is not None:
+            path.write_text(torn, encoding="utf-8")
+            done = True
+    return done
+
+
 def corrupt_lines(folder: Path) -> bool:
     """Insert :data:`GARBAGE_RECORD` after the first record of each line-record file."""
     files = line_record_files(folder)
@@ -282,6 +300,39 @@ def sqlite_databases(folder: Path, pattern: str) -> Iterator[sqlite3.Connection]
         with closing(sqlite3.connect(db)) as conn:
             yield conn
             conn.commit()
+
+
+def tear_newest_row(folder: Path, pattern: str, table: str, column: str, newest: str) -> bool:
+    """``make_torn`` for a SQLite store keeping each record's JSON in one column: the newest cut in half.
+
+    In each database under ``folder`` named like ``pattern``, the first row of ``table`` ordered by
+    ``newest`` (an ``ORDER BY`` clause, newest first) keeps only the first half of its ``column``:
+    a JSON text caught half-written, which the converter must skip alone.
+    """
+    done = False
+    for conn in sqlite_databases(folder, pattern):
+        row = conn.execute(f"SELECT id FROM {table} ORDER BY {newest} LIMIT 1").fetchone()
+        if row:
+            half = f"substr({column}, 1, length({column}) / 2)"
+            conn.execute(f"UPDATE {table} SET {column} = {half} WHERE id = ?", row)
+            done = True
+    return done
+
+
+def corrupt_after_first(folder: Path, pattern: str, first: str, insert: str) -> bool:
+    """``make_corrupt`` for a SQLite store: an unreadable row just after the first one.
+
+    In each database under ``folder`` named like ``pattern``, ``first`` selects the first row's
+    ``(id, session, time)`` and ``insert`` adds a row from ``(id + "0", session, time + 1, time +
+    1)`` whose text is bytes that are not UTF-8 (``CAST(x'7bc328e2' AS TEXT)`` in ``insert``).
+    """
+    done = False
+    for conn in sqlite_databases(folder, pattern):
+        row = conn.execute(first).fetchone()
+        if row:
+            conn.execute(insert, (row[0] + "0", row[1], row[2] + 1, row[2] + 1))
+            done = True
+    return done
 
 
 def golden_texts(expected: Path) -> list[str]:

@@ -68,6 +68,18 @@ class NonAtomicSpool:
             os.utime(path, (mtime, mtime))
             out.append(SpoolWrite(sid, path, len(items), changed=not same))
         return out
+
+
+class IgnoresCodexHome:
+    # Looks in ~/.codex whatever $CODEX_HOME says.
+    def session_roots(self, home):
+        return [home / ".codex" / "sessions", home / ".codex" / "archived_sessions"]
+
+
+class ForgetsArchived:
+    # Never looks at archived_sessions/, where `codex archive` moves a rollout.
+    def session_roots(self, home):
+        return [self.where("sessions", home)]
 """
 
 

@@ -23,20 +23,19 @@ BROKEN = """
 import sys
 from pathlib import Path
 
+import kit_mutants
 from funes_claude import ClaudeConverter, ClaudeHookInstaller
 from funes_codex import CodexConverter, CodexHookInstaller
 from funes_contracts import ConverterContract, HookInstallerContract, PluginContract
 from funes_echo import EchoConverter, EchoHookInstaller
 
 
-class IgnoresCodexHome(CodexConverter):
-    def session_roots(self, home):
-        return [home / ".codex" / "sessions", home / ".codex" / "archived_sessions"]
+class IgnoresCodexHome(kit_mutants.IgnoresCodexHome, CodexConverter):
+    pass
 
 
-class ForgetsArchived(CodexConverter):
-    def session_roots(self, home):
-        return [self.where("sessions", home)]
+class ForgetsArchived(kit_mutants.ForgetsArchived, CodexConverter):
+    pass
 
 
 class IgnoresClaudeConfigDir(ClaudeConverter):

@@ -272,14 +272,12 @@ class AgentAlwaysFound(CodexConverter):
         return True
 
 
-class IgnoresCodexHome(CodexConverter):
-    def session_roots(self, home):
-        return [home / ".codex" / "sessions", home / ".codex" / "archived_sessions"]
+class IgnoresCodexHome(kit_mutants.IgnoresCodexHome, CodexConverter):
+    pass
 
 
-class ForgetsArchived(CodexConverter):
-    def session_roots(self, home):
-        return [self.where("sessions", home)]
+class ForgetsArchived(kit_mutants.ForgetsArchived, CodexConverter):
+    pass
 
 
 class CacheBesideTranscript(CodexConverter):

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import cut_inside, json_documents, lengthen_documents
+from funes_contracts.files import cut_documents, json_documents, lengthen_documents
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn"]
 
@@ -66,17 +66,13 @@ def make_earlier(folder: Path) -> bool:
 
 def make_torn(folder: Path) -> bool:
     """Each export cut inside the last text of its last conversation, as an unzip in progress leaves it."""
-    done = False
-    for path, data in _exports(folder):
-        text = path.read_text(encoding="utf-8")
-        last = data[-1]
-        message = last["mapping"][last["current_node"]]["message"]
+
+    def last_text(data: Any) -> str:
+        message = data[-1]["mapping"][data[-1]["current_node"]]["message"]
         parts = [p for p in message["content"].get("parts", []) if isinstance(p, str) and p.strip()]
-        torn = cut_inside(text, parts[-1]) if len(data) >= 2 and parts else None
-        if torn is not None:
-            path.write_text(torn, encoding="utf-8")
-            done = True
-    return done
+        return parts[-1] if len(data) >= 2 and parts else ""
+
+    return cut_documents(_exports(folder), last_text)
 
 
 def make_corrupt(folder: Path) -> bool:

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from funes_contracts.files import cut_inside, json_documents, lengthen_documents
+from funes_contracts.files import cut_documents, json_documents, lengthen_documents
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn"]
 
@@ -46,20 +46,13 @@ def make_earlier(folder: Path) -> bool:
 
 def make_torn(folder: Path) -> bool:
     """Each export cut inside the last text of its last conversation, as an unzip in progress leaves it."""
-    done = False
-    for path, data in _exports(folder):
-        text = path.read_text(encoding="utf-8")
-        parts = [
-            p.get("text", "")
-            for p in data[-1]["chat_messages"][-1].get("content", [])
-            if p.get("type") == "text"
-        ]
-        last = next((p for p in reversed(parts) if p.strip()), "")
-        torn = cut_inside(text, last) if len(data) >= 2 else None
-        if torn is not None:
-            path.write_text(torn, encoding="utf-8")
-            done = True
-    return done
+
+    def last_text(data: Any) -> str:
+        content = data[-1]["chat_messages"][-1].get("content", [])
+        parts = [p.get("text", "") for p in content if p.get("type") == "text"]
+        return next((p for p in reversed(parts) if p.strip()), "") if len(data) >= 2 else ""
+
+    return cut_documents(_exports(folder), last_text)
 
 
 def make_corrupt(folder: Path) -> bool:

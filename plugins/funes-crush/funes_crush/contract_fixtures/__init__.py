@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from funes_contracts.files import sqlite_databases, sqlite_fixture
+from funes_contracts.files import corrupt_after_first, sqlite_databases, sqlite_fixture, tear_newest_row
 
 __all__ = ["make_corrupt", "make_earlier", "make_long", "make_torn", "rebuild"]
 
@@ -49,30 +49,18 @@ def make_earlier(folder: Path) -> bool:
 
 def make_torn(folder: Path) -> bool:
     """The newest message caught half-written: its parts' JSON cut in half."""
-    done = False
-    for conn in _databases(folder):
-        row = conn.execute("SELECT id FROM messages ORDER BY created_at DESC, rowid DESC LIMIT 1").fetchone()
-        if row:
-            conn.execute("UPDATE messages SET parts = substr(parts, 1, length(parts) / 2) WHERE id = ?", row)
-            done = True
-    return done
+    return tear_newest_row(folder, "crush.db", "messages", "parts", "created_at DESC, rowid DESC")
 
 
 def make_corrupt(folder: Path) -> bool:
     """An unreadable message row (bytes that are not UTF-8) just after the first message."""
-    done = False
-    for conn in _databases(folder):
-        row = conn.execute(
-            "SELECT id, session_id, created_at FROM messages ORDER BY created_at LIMIT 1"
-        ).fetchone()
-        if row:
-            conn.execute(
-                "INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)"
-                " VALUES (?, ?, 'user', CAST(x'7bc328e2' AS TEXT), ?, ?)",
-                (row[0] + "0", row[1], row[2] + 1, row[2] + 1),
-            )
-            done = True
-    return done
+    return corrupt_after_first(
+        folder,
+        "crush.db",
+        "SELECT id, session_id, created_at FROM messages ORDER BY created_at LIMIT 1",
+        "INSERT INTO messages (id, session_id, role, parts, created_at, updated_at)"
+        " VALUES (?, ?, 'user', CAST(x'7bc328e2' AS TEXT), ?, ?)",
+    )
 
 
 def make_long(folder: Path, filler: str, expected: Path) -> bool:

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from funes_contracts.files import sqlite_databases, sqlite_fixture
+from funes_contracts.files import corrupt_after_first, sqlite_databases, sqlite_fixture, tear_newest_row
 
 __all__ = [
     "FIXTURES",
@@ -69,29 +69,17 @@ def make_earlier(folder: Path) -> bool:
 
 def make_torn(folder: Path) -> bool:
     """The newest part caught half-written: its JSON cut in half."""
-    done = False
-    for conn in _databases(folder):
-        row = conn.execute("SELECT id FROM part ORDER BY id DESC LIMIT 1").fetchone()
-        if row:
-            conn.execute("UPDATE part SET data = substr(data, 1, length(data) / 2) WHERE id = ?", row)
-            done = True
-    return done
+    return tear_newest_row(folder, "*.db", "part", "data", "id DESC")
 
 
 def make_corrupt(folder: Path) -> bool:
     """An unreadable message row (bytes that are not UTF-8) inserted after the first message."""
-    done = False
-    for conn in _databases(folder):
-        row = conn.execute(
-            "SELECT id, session_id, time_created FROM message ORDER BY time_created, id LIMIT 1"
-        ).fetchone()
-        if row:
-            conn.execute(
-                "INSERT INTO message VALUES (?, ?, ?, ?, CAST(x'7bc328e2' AS TEXT))",
-                (row[0] + "0", row[1], row[2] + 1, row[2] + 1),
-            )
-            done = True
-    return done
+    return corrupt_after_first(
+        folder,
+        "*.db",  # also the forks' (kilo.db)
+        "SELECT id, session_id, time_created FROM message ORDER BY time_created, id LIMIT 1",
+        "INSERT INTO message VALUES (?, ?, ?, ?, CAST(x'7bc328e2' AS TEXT))",
+    )
 
 
 def make_long(folder: Path, filler: str, expected: Path) -> bool:
