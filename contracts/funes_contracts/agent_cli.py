@@ -40,6 +40,7 @@ __all__ = [
     "funes",
     "held",
     "marker_server",
+    "newer_python",
     "npm_agent",
     "ok",
     "pypi_agent",
@@ -70,7 +71,11 @@ AGENTS: dict[str, tuple[str, str, str, str]] = {
     "continue": ("npm", "@continuedev/cli", "1.5.47", "cn"),
     "kilo": ("npm", "@kilocode/cli", "7.7.7", "kilo"),
     "droid": ("npm", "droid", "0.215.0", "droid"),
+    "vibe": ("pypi", "mistral-vibe", "2.26.1", "vibe"),
 }
+
+#: id -> the Python an agent from PyPI needs when this one (3.11 on Debian 12) is too old for it.
+PYTHONS: dict[str, str] = {"vibe": "3.13"}
 
 
 def agent_cache() -> Path:
@@ -128,6 +133,24 @@ def npm_agent(agent_id: str) -> Path:
     return binary
 
 
+def newer_python(version: str) -> Path:
+    """A ``python<version>`` for an agent that needs a newer Python than the one running the tests.
+
+    The machine's pyenv holds several (``$PYENV_ROOT/versions/<version>.*``; the tests run on 3.11),
+    and a ``python<version>`` on PATH counts too when it runs (a pyenv shim of a version that is not
+    selected does not). With none, the test is skipped, saying so.
+    """
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    found = shutil.which(f"python{version}")
+    candidates = [Path(found)] if found else []
+    candidates += sorted((root / "versions").glob(f"{version}.*/bin/python{version}"), reverse=True)
+    for candidate in candidates:
+        probe = subprocess.run([str(candidate), "-c", "import ssl, sqlite3"], capture_output=True, timeout=60)
+        if probe.returncode == 0:
+            return candidate
+    pytest.skip(f"needs Python {version}, and neither PATH nor {root / 'versions'} has one that runs")
+
+
 def pypi_agent(agent_id: str) -> Path:
     """The path of the agent's executable, installed in its own virtualenv on first use."""
     registry, package, version, exe = AGENTS[agent_id]
@@ -136,16 +159,17 @@ def pypi_agent(agent_id: str) -> Path:
     binary = venv / "bin" / exe
     if binary.exists():
         return binary
+    python = newer_python(PYTHONS[agent_id]) if agent_id in PYTHONS else Path(sys.executable)
     uv = shutil.which("uv")
     if uv:
         make = subprocess.run(
-            [uv, "venv", "--python", sys.executable, str(venv)], capture_output=True, text=True
+            [uv, "venv", "--python", str(python), str(venv)], capture_output=True, text=True
         )
         if make.returncode != 0:
             raise RuntimeError(make.stderr)
         cmd = [uv, "pip", "install", "--python", str(venv / "bin" / "python"), f"{package}=={version}"]
     else:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(python), "-m", "venv", str(venv)], check=True)
         cmd = [str(venv / "bin" / "python"), "-m", "pip", "install", f"{package}=={version}"]
     name, _, extra = package.partition("[")
     if extra:

@@ -3,7 +3,10 @@
 Inside: ``logs/session/<session folder>/messages.jsonl`` (the sessions) and ``config.toml``, whose
 ``[[mcp_servers]]`` array of tables lists the MCP servers Vibe starts (``name``, ``transport =
 "stdio"``, ``command``, ``args``, ``env``). funes appends its own item there, marked by a comment
-line; Vibe names a server's tools ``<name>_<tool>``, so the model sees ``funes_recall``.
+line; Vibe names a server's tools ``<name>_<tool>``, so the model sees ``funes_recall``. Vibe starts
+a stdio server with only a few variables of its own environment (the MCP SDK's PATH, HOME, SHELL,
+TERM, USER, LOGNAME) plus the item's ``env``, so the item pins ``FUNES_HOME``: ``funes mcp`` then
+opens the memory this installation uses, whatever environment Vibe was started in.
 
 Standard library only (plus the core's ``agent`` module). The session folder can also be moved
 with ``session_logging.save_dir`` in ``config.toml``; such a folder is registered with ``--path``.
@@ -35,6 +38,11 @@ AGENT = Agent(
         path=("mcp_servers",),
         list_item=True,
         format="toml",
-        entry={"transport": "stdio", "command": Slot.PROGRAM, "args": Slot.ARGS},
+        entry={
+            "transport": "stdio",
+            "command": Slot.PROGRAM,
+            "args": Slot.ARGS,
+            "env": {"FUNES_HOME": Slot.FUNES_HOME},
+        },
     ),
 )
