@@ -8,12 +8,14 @@ and the agent text (:mod:`funes_core.read.recall_text`: byte-stable, pinned by g
 public names are re-exported here, so ``from funes_core.read.recall import render_recall`` still works.
 
 The pipeline: embed the query; run a vector leg and a BM25 leg, each *pre-filtered* and each
-returning ``candidates`` rows; fuse them by weighted relative score; when the query names a time
+returning ``candidates`` rows; fuse them by weighted relative score (the keyword leg weighed up for
+a query that names an identifier, :func:`query_identifiers`); when the query names a time
 ("yesterday", "in early October"), search both legs again within that window and add their fused
 score (:func:`with_window`); pass a share of the leading passages' scores to the turns just
-after and before them (:func:`with_context`); weigh by freshness; keep the top ``k``; attach each
-hit's neighbouring chunks. Nothing is summarised or rewritten: every hit is a stored chunk,
-verbatim. The two refinements were measured on LoCoMo and on the agent-session benchmark
+after and before them (:func:`with_context`); for a query that names no time, raise the sessions
+whose passages cluster among the leading ones (:func:`with_sessions`); weigh by freshness; keep the
+top ``k``; attach each hit's neighbouring chunks. Nothing is summarised or rewritten: every hit is
+a stored chunk, verbatim. The two refinements were measured on LoCoMo and on the agent-session benchmark
 (``bench/quality.py``): together they raised turn-level recall@10 from 0.628 to 0.700 on LoCoMo
 (categories 1–4) and from 0.548 to 0.607 on agent sessions, recall@5 with them.
 
