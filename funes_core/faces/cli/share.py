@@ -511,11 +511,20 @@ def _upkeep_note(name: str, upkeep: Upkeep | None) -> str | None:
 
 
 def _locked(home: Home) -> Any:
-    """The store lock for a rewrite; hooks turned away meanwhile get their indexer on release."""
-    from funes_core.home import stderr_is_interactive
+    """The store lock for a rewrite; hooks turned away meanwhile get their indexer on release.
+
+    It waits up to :data:`REWRITE_LOCK_WAIT` seconds, at a terminal or in a script alike: the
+    background worker takes the lock for each commit, so a script that runs ``funes index`` and
+    then ``funes purge --yes`` would otherwise fail at random (exit 75) while the embeddings of
+    what it just indexed are being committed.
+    """
     from funes_core.ingest.markers import store_lock
 
-    return store_lock(home, wait=15.0 if stderr_is_interactive() else 0.0, notify=sys.stderr)
+    return store_lock(home, wait=REWRITE_LOCK_WAIT, notify=sys.stderr)
+
+
+#: Seconds a rewrite (purge, scrub, ``index --rebuild``) waits for the store lock before exit 75.
+REWRITE_LOCK_WAIT = 15.0
 
 
 @dataclass(frozen=True, slots=True)
