@@ -1,4 +1,4 @@
-"""funes-memory-openhands: the funes integration for OpenHands: a converter of its conversations.
+"""funes-memory-openhands: the funes integration for OpenHands: its conversations and MCP server.
 
 The converter is imported lazily, so loading the plugin on every ``funes`` start stays cheap.
 """
@@ -13,6 +13,7 @@ from funes_core import lazy_exports
 # lazy_exports reads these lines back to load a name only when it is asked for.
 if TYPE_CHECKING:
     from funes_openhands.converter import OpenhandsConverter as OpenhandsConverter
+    from funes_openhands.wiring import OpenhandsToolRegistrar as OpenhandsToolRegistrar
 
 #: This distribution's version: the one place it is written (hatch reads it for the build).
 __version__ = "0.1.0"

@@ -3,7 +3,8 @@
 Shipped inside the package so ``funes integrations check openhands`` runs the golden tests on the
 installed plugin. ``cases/recorded/`` is a conversation OpenHands 1.16.0 wrote in a real headless
 run against the kit's fake model (the system prompt, the user's message with multi-byte text, an
-MCP ``recall`` call, its result, the answer); ``home/`` the same as a HOME.
+MCP ``recall`` call, its result, the answer); ``home/`` the same as a HOME; ``config-home/`` an
+``mcp.json`` with a server of the user's own, as ``openhands mcp add`` writes it.
 
 A conversation is a folder of JSON documents, one per event, not JSON lines, so the kit's variants
 are made here (what each must produce: docs/plugins/testing.md#awkward-inputs). A "record" is one
