@@ -46,6 +46,7 @@ def test_the_catalog_lists_the_maintained_integrations() -> None:
         "crush": "funes-memory-crush",
         "kilo": "funes-memory-kilo",
         "droid": "funes-memory-droid",
+        "openhands": "funes-memory-openhands",
     }
     assert all(
         e.contract_version == CONTRACT_VERSION and e.vouched

@@ -72,10 +72,11 @@ AGENTS: dict[str, tuple[str, str, str, str]] = {
     "kilo": ("npm", "@kilocode/cli", "7.7.7", "kilo"),
     "droid": ("npm", "droid", "0.215.0", "droid"),
     "vibe": ("pypi", "mistral-vibe", "2.26.1", "vibe"),
+    "openhands": ("pypi", "openhands", "1.16.0", "openhands"),
 }
 
 #: id -> the Python an agent from PyPI needs when this one (3.11 on Debian 12) is too old for it.
-PYTHONS: dict[str, str] = {"vibe": "3.13"}
+PYTHONS: dict[str, str] = {"vibe": "3.13", "openhands": "3.12"}
 
 
 def agent_cache() -> Path:
