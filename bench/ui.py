@@ -29,6 +29,7 @@ Each figure is a median (and p95) over ``--runs`` runs. Usage::
     uv run python bench/ui.py                       # 100k chunks
     uv run python bench/ui.py --chunks 10000 --runs 3
     uv run python bench/ui.py --modes in_process,service_started --runs 3
+    uv run python bench/ui.py --long-only --rounds 2   # only the 2,000-turn session
 """
 
 from __future__ import annotations
@@ -198,7 +199,49 @@ def stop_service(home: Home) -> None:
     )
 
 
-def measure(home: Home, runs: int, console: Console, mode: str) -> dict[str, Any]:
+def timeline_and_search(d: Any, base: str, runs: int, console: Console, out: dict[str, Any]) -> None:
+    """The timeline (warm, and an older page) and search figures, into ``out``."""
+    warm, older, listed = [], [], 0
+    for _ in range(runs):
+        d.get(base + "/")
+        warm.append(navigation_ms(d))
+        listed = int(d.execute_script("return document.querySelectorAll('li.session').length"))
+        d.get(base + "/?offset=1000")
+        older.append(navigation_ms(d))
+    out["first_page_warm"] = figures(warm)
+    out["older_page_warm"] = figures(older)
+    out["sessions_listed"] = listed
+    console.print(f"timeline {out['first_page_warm']}")
+    d.get(base + "/search")
+    # The whole query arrives as one input event (the moment typing stops): on a loaded
+    # machine send_keys can pause longer than the debounce between two keys.
+    typed, request = [], []
+    for i, query in enumerate(queries(runs + 1)):
+        before = d.execute_script("return Number(document.body.dataset.searched || 0)")
+        d.execute_script(
+            "const q = document.getElementById('q'); q.value = arguments[0];"
+            " q.dispatchEvent(new Event('input', {bubbles: true}));",
+            query,
+        )
+        t0 = time.perf_counter()
+        wait_for(lambda b=before: d.execute_script("return Number(document.body.dataset.searched || 0)") > b)
+        elapsed = (time.perf_counter() - t0) * 1000
+        hits = d.execute_script(
+            "const e = performance.getEntriesByType('resource')"
+            ".filter(r => r.name.includes('/search/hits')); return e[e.length - 1].duration;"
+        )
+        if i == 0:
+            out["search_first_after_typing_ms"] = round(elapsed, 1)
+            out["search_first_request_ms"] = round(float(hits), 1)
+            continue
+        typed.append(elapsed)
+        request.append(float(hits))
+    out["search_after_typing"] = figures(typed)
+    out["search_request"] = figures(request)
+    console.print(f"search {out['search_after_typing']} (request {out['search_request']})")
+
+
+def measure(home: Home, runs: int, console: Console, mode: str, *, long_only: bool = False) -> dict[str, Any]:
     env = bench_env(home)
     if mode != "service":
         stop_service(home)  # in_process holds no service beside it; service_started starts its own
@@ -229,48 +272,8 @@ def measure(home: Home, runs: int, console: Console, mode: str) -> dict[str, Any
             d.get(url)
             out["first_page_first_visit_ms"] = round(navigation_ms(d), 1)
             console.print(f"first visit {out['first_page_first_visit_ms']} ms")
-            warm, older, listed = [], [], 0
-            for _ in range(runs):
-                d.get(base + "/")
-                warm.append(navigation_ms(d))
-                listed = int(d.execute_script("return document.querySelectorAll('li.session').length"))
-                d.get(base + "/?offset=1000")
-                older.append(navigation_ms(d))
-            out["first_page_warm"] = figures(warm)
-            out["older_page_warm"] = figures(older)
-            out["sessions_listed"] = listed
-            console.print(f"timeline {out['first_page_warm']}")
-            d.get(base + "/search")
-            # The whole query arrives as one input event (the moment typing stops): on a loaded
-            # machine send_keys can pause longer than the debounce between two keys.
-            typed, request = [], []
-            for i, query in enumerate(queries(runs + 1)):
-                before = d.execute_script("return Number(document.body.dataset.searched || 0)")
-                d.execute_script(
-                    "const q = document.getElementById('q'); q.value = arguments[0];"
-                    " q.dispatchEvent(new Event('input', {bubbles: true}));",
-                    query,
-                )
-                t0 = time.perf_counter()
-                wait_for(
-                    lambda b=before: (
-                        d.execute_script("return Number(document.body.dataset.searched || 0)") > b
-                    )
-                )
-                elapsed = (time.perf_counter() - t0) * 1000
-                hits = d.execute_script(
-                    "const e = performance.getEntriesByType('resource')"
-                    ".filter(r => r.name.includes('/search/hits')); return e[e.length - 1].duration;"
-                )
-                if i == 0:
-                    out["search_first_after_typing_ms"] = round(elapsed, 1)
-                    out["search_first_request_ms"] = round(float(hits), 1)
-                    continue
-                typed.append(elapsed)
-                request.append(float(hits))
-            out["search_after_typing"] = figures(typed)
-            out["search_request"] = figures(request)
-            console.print(f"search {out['search_after_typing']} (request {out['search_request']})")
+            if not long_only:
+                timeline_and_search(d, base, runs, console, out)
             loads, scrolls = [], []
             for _ in range(runs):
                 d.get(base + f"/session?id={LONG_SESSION}")
@@ -314,6 +317,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--chunks", type=int, default=100_000, help="corpus size (default 100000)")
     parser.add_argument("--runs", type=int, default=7, help="runs per figure (default 7)")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument(
+        "--long-only", action="store_true", help="measure only the 2,000-turn session (and the first visit)"
+    )
     parser.add_argument("--rounds", type=int, default=1, help="times the modes are run in turn (default 1)")
     parser.add_argument(
         "--modes", default=",".join(MODES), help=f"comma-separated, in this order (default {','.join(MODES)})"
@@ -333,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
             rounds: dict[str, Any] = {}
             for mode in _order(modes, turn):
                 rounds[mode] = {"load_before": os.getloadavg()[0]}
-                rounds[mode].update(measure(home, args.runs, console, mode))
+                rounds[mode].update(measure(home, args.runs, console, mode, long_only=args.long_only))
                 rounds[mode]["load_after"] = os.getloadavg()[0]
             results["rounds"].append(rounds)
     finally:
