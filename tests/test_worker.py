@@ -559,11 +559,29 @@ def test_a_worker_killed_with_9_is_noticed_by_status_and_resumed_by_the_next_ind
 
 
 def _renice_to_normal(pid: int) -> None:
-    """Give a detached worker normal priority again (itself and its autogroup), where allowed."""
+    """Give a detached worker normal CPU and disk priority again, where allowed.
+
+    It lowers its own priority once it runs, so wait for that first: a renice before it would be
+    undone by the worker itself.
+    """
+    import psutil
+
+    def lowered() -> bool:
+        """The worker's last step of lowering itself (nice, its autogroup, then idle disk) is done."""
+        try:
+            return bool(psutil.Process(pid).ionice().ioclass == psutil.IOPRIO_CLASS_IDLE)
+        except psutil.NoSuchProcess:
+            return True  # gone already: nothing to renice
+        except Exception:  # no ionice here: the nice value is the sign
+            return os.getpriority(os.PRIO_PROCESS, pid) == 19
+
+    wait_until(lowered, "the resumed worker to lower its own priority")
     with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, pid, 0)
     with contextlib.suppress(OSError):
         Path(f"/proc/{pid}/autogroup").write_text("0")
+    with contextlib.suppress(Exception):  # psutil.Error, or no ionice on this system
+        psutil.Process(pid).ionice(psutil.IOPRIO_CLASS_BE)
 
 
 @pytest.mark.slow
