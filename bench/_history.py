@@ -48,7 +48,7 @@ from _common import (
     questions_of,
 )
 from _crowd import crowd
-from quality import ABLATIONS, PLAIN
+from quality import ABLATIONS
 from rich.progress import Progress
 
 from funes_core.home import Home
@@ -279,11 +279,12 @@ def agent_cases(
 
 
 #: In-process methods: (name, legs, RecallParams overrides). The legs alone are as ``quality.py``'s.
+PLAIN: tuple[tuple[str, Any], ...] = (("dates", False), ("successor", 0.0), ("predecessor", 0.0))
 METHODS: tuple[tuple[str, tuple[Leg, ...], tuple[tuple[str, Any], ...]], ...] = (
     ("default", (Leg.VECTOR, Leg.TEXT), ()),
     ("BM25 leg alone", (Leg.TEXT,), PLAIN),
     ("vector leg alone", (Leg.VECTOR,), PLAIN),
-    # issue 26's ranking signals, each taken off the default (as quality.py's ablation rows)
+    # issue 26's ranking signals, each alone on top of the default (as quality.py's ablation rows)
     *((name, (Leg.VECTOR, Leg.TEXT), overrides) for name, overrides in ABLATIONS),
 )
 

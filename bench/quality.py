@@ -244,18 +244,14 @@ class FunesRow:
 
 
 BOTH = (Leg.VECTOR, Leg.TEXT)
-#: Issue 26's ranking signals off: the identifier weight and session evidence.
-NO_SIGNALS: tuple[tuple[str, Any], ...] = (("exact_weight", 1.0), ("session_weight", 0.0))
-#: No time windows, no turn context, no issue-26 signals: the ranking as it was before they were added
-#: (and each leg alone, as it ranks by itself).
-PLAIN: tuple[tuple[str, Any], ...] = (("dates", False), ("successor", 0.0), ("predecessor", 0.0), *NO_SIGNALS)
-#: Issue 26's ranking signals, each taken off the default (or added to it), as ``RecallParams`` fields.
+#: No time windows, no turn context: the ranking as it was before they were added.
+PLAIN: tuple[tuple[str, Any], ...] = (("dates", False), ("successor", 0.0), ("predecessor", 0.0))
+#: Issue 26's ranking signals, each alone on top of the default (``RecallParams``' fields).
 ABLATIONS: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = (
-    ("default without identifier weight", (("exact_weight", 1.0),)),
-    ("default without session evidence", (("session_weight", 0.0),)),
-    ("default without either (before issue 26)", NO_SIGNALS),
-    ("default, identifier weight 2 + session 0.3", (("exact_weight", 2.0), ("session_weight", 0.3))),
+    ("default + identifier weight 2", (("exact_weight", 2.0),)),
+    ("default + session evidence 0.3", (("session_weight", 0.3),)),
     ("default + depth growth 1", (("depth_growth", 1.0),)),
+    ("default + identifier weight 2 + session 0.3", (("exact_weight", 2.0), ("session_weight", 0.3))),
 )
 FUNES_ROWS: tuple[FunesRow, ...] = (
     FunesRow("funes BM25 leg alone", (Leg.TEXT,), "balanced", overrides=PLAIN),

@@ -95,7 +95,7 @@ def test_recall_golden_text() -> None:
             turn(session, 6, "x" * 200, role="user"),
         ]
     )
-    params = RecallParams(k=1, neighbors=1, legs=(Leg.TEXT,), session_weight=0.0)  # the fused score
+    params = RecallParams(k=1, neighbors=1, legs=(Leg.TEXT,))
     result = recall(store, "decision sqlite", params, embed_query=None, now=NOW)
     assert render_recall(result, "local") == (
         "[2026-05-01T10:00:00Z] claude -home-u-proj/01234567 text  score=1.000\n"
@@ -497,8 +497,8 @@ def test_recall_fuses_relatively_by_default_and_rrf_on_request() -> None:
         emb,
     )
     query = "flaky flush test"
-    # The fusion alone: turn context and session evidence (which move rows after fusion) off.
-    plain = RecallParams(neighbors=0, successor=0.0, predecessor=0.0, session_weight=0.0)
+    # The fusion alone: turn context (which moves rows after fusion) off.
+    plain = RecallParams(neighbors=0, successor=0.0, predecessor=0.0)
     default = recall(store, query, plain, embed_query=emb.embed_query, now=NOW)
     assert RecallParams().fusion == "relative"
     legs = [
@@ -507,7 +507,7 @@ def test_recall_fuses_relatively_by_default_and_rrf_on_request() -> None:
     ]
     expected = fuse_relative(legs)[:8]
     assert [(h.row.id, h.score) for h in default.hits] == [(r.id, pytest.approx(s)) for r, s in expected]
-    rrf_params = replace_(plain, fusion="rrf")
+    rrf_params = RecallParams(neighbors=0, fusion="rrf", successor=0.0, predecessor=0.0)
     rrf = recall(store, query, rrf_params, embed_query=emb.embed_query, now=NOW)
     assert [(h.row.id, h.score) for h in rrf.hits] == [(r.id, pytest.approx(s)) for r, s in fuse(legs)[:8]]
     assert default.hits[0].row.text.startswith("the flaky flush test")
@@ -598,8 +598,7 @@ def test_turn_context_brings_in_the_answer_after_the_question() -> None:
         ]
     )
     query = "which movies do you like best"
-    # Session evidence off: the answer's score is the context share alone.
-    base = RecallParams(k=3, candidates=3, neighbors=0, legs=(Leg.TEXT,), session_weight=0.0)
+    base = RecallParams(k=3, candidates=3, neighbors=0, legs=(Leg.TEXT,))
     without = recall(store, query, replace_(base, successor=0.0, predecessor=0.0), embed_query=None, now=NOW)
     assert "s-1" not in [h.row.turn_uuid for h in without.hits]
     with_context = recall(store, query, base, embed_query=None, now=NOW)
@@ -972,7 +971,6 @@ def test_session_evidence_is_left_out_when_the_query_names_a_time() -> None:
         ]
     )
     base = RecallParams(k=4, neighbors=0, legs=(Leg.TEXT,), successor=0.0, predecessor=0.0)
-    base = replace_(base, session_weight=0.0)
     clustered = replace_(base, session_weight=0.5)
 
     def order(query: str, params: RecallParams) -> list[str]:
@@ -982,28 +980,3 @@ def test_session_evidence_is_left_out_when_the_query_names_a_time() -> None:
     assert order(plain, clustered) != order(plain, base)  # the case is one session evidence reorders
     dated = plain + " yesterday"
     assert order(dated, clustered) == order(dated, base)
-
-
-def test_by_default_an_exact_identifier_match_is_not_pushed_below_a_paraphrase() -> None:
-    """The vector leg prefers a paraphrase and ranks the passage naming ``MAX_ROWS`` last; the keyword
-    leg finds only that passage. Legs weighed equally tie them (and the vector leg's row, seen first,
-    wins the tie); the default weighs the keyword leg up for a query naming an identifier."""
-    emb = HashEmbedder()
-    exact = turn("e", 0, "set MAX_ROWS to 500 in settings.toml")
-    paraphrase = turn("p", 0, "we raised how many lines a page can show")
-    other = turn("o", 0, "we raised the page size of the report a little")
-    store = store_with([exact, paraphrase, other], emb)
-    wanted = emb.embed_documents(["we raised how many lines a page can show"])[0]
-
-    def embed(_: str) -> np.ndarray:
-        return wanted
-
-    query = "what is MAX_ROWS?"
-    vector = [h.row.session_id for h in store.vector_search(wanted, 30)]
-    assert vector[0] == "p" and vector[-1] == "e"  # the case: the vector leg ranks the match last
-    params = RecallParams(neighbors=0, successor=0.0, predecessor=0.0, session_weight=0.0)
-    equal = recall(store, query, replace_(params, exact_weight=1.0), embed_query=embed, now=NOW)
-    assert equal.hits[0].row.session_id == "p"
-    assert RecallParams().exact_weight > 1.0
-    found = recall(store, query, params, embed_query=embed, now=NOW)
-    assert found.hits[0].row.session_id == "e"

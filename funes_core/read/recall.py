@@ -151,8 +151,8 @@ DEFAULT_WINDOW_WEIGHT = 1.0
 DEFAULT_SUCCESSOR = 0.35
 DEFAULT_PREDECESSOR = 0.35
 DEFAULT_CONTEXT_HEAD = 20
-DEFAULT_EXACT_WEIGHT = 2.5
-DEFAULT_SESSION_WEIGHT = 0.2
+DEFAULT_EXACT_WEIGHT = 1.0
+DEFAULT_SESSION_WEIGHT = 0.0
 DEFAULT_DEPTH_GROWTH = 0.0
 #: Longest query searched, in characters; a longer one (a pasted log, a whole file) is cut at the
 #: last space before this, and the output says so. The embedding model reads at most 256 tokens
