@@ -576,8 +576,8 @@ def _renice_to_normal(pid: int) -> None:
             return os.getpriority(os.PRIO_PROCESS, pid) == 19
 
     wait_until(lowered, "the resumed worker to lower its own priority")
-    with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, pid, 0)
+    with contextlib.suppress(psutil.Error):
+        psutil.Process(pid).nice(0)
     with contextlib.suppress(OSError):
         Path(f"/proc/{pid}/autogroup").write_text("0")
     with contextlib.suppress(Exception):  # psutil.Error, or no ionice on this system
